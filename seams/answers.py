@@ -1,0 +1,274 @@
+"""Answers to the three question types, and the protocol's formulas.
+
+The answer models are the System One response shapes. `parse_answer` is the one strict reader
+of an answer against the question it answers: every judge, cassette and server goes through it,
+so a malformed answer is a `ProtocolError`, never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import ProtocolError
+from .questions import Choice, Noul, Score, Text
+
+#: How far a distribution may sum from 1 (OpenRouter rounds probabilities to 2 decimals).
+SUM_TOLERANCE = 0.05
+#: How far a reported confidence or expectation may be from the protocol's formula.
+FORMULA_TOLERANCE = 0.02
+
+
+def choice_confidence(probs: Sequence[float]) -> float:
+    """`(max p − 1/n) / (1 − 1/n)`: 0 for a uniform distribution, 1 for a certain one."""
+    n = len(probs)
+    if n <= 1:
+        return 1.0
+    return max(0.0, min(1.0, (max(probs) - 1 / n) / (1 - 1 / n)))
+
+
+def score_confidence(probs: Sequence[float]) -> float:
+    """`max(0, 1 − Σ p_i·|i−k| / D)`, k the most likely level, D the spread of a uniform ladder."""
+    n = len(probs)
+    if n <= 1:
+        return 1.0
+    k = max(range(n), key=lambda i: probs[i])
+    spread = sum(p * abs(i - k) for i, p in enumerate(probs))
+    uniform = sum(abs(i - (n - 1) / 2) for i in range(n)) / n
+    return max(0.0, min(1.0, 1 - spread / uniform))
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class NoulAnswer(_Answer):
+    """The probability that the statement holds."""
+
+    type: Literal["noul"] = "noul"
+    noul: float = Field(ge=0.0, le=1.0)
+
+    @property
+    def probability(self) -> float:
+        return self.noul
+
+
+class ChoiceAnswer(_Answer):
+    """The winning option, the distribution over all options, and the protocol's confidence."""
+
+    type: Literal["choice"] = "choice"
+    choice: str
+    probabilities: dict[str, float]
+    confidence: float = Field(ge=0.0, le=1.0)
+
+    @classmethod
+    def from_probabilities(cls, probabilities: Mapping[str, float]) -> ChoiceAnswer:
+        """Build an answer from a distribution: argmax (first on ties) and confidence."""
+        probs = dict(probabilities)
+        winner = max(probs, key=lambda k: probs[k])
+        return cls(choice=winner, probabilities=probs, confidence=choice_confidence(list(probs.values())))
+
+    def ranked(self) -> list[tuple[str, float]]:
+        """Options from most to least likely (stable for ties: declared order)."""
+        return sorted(self.probabilities.items(), key=lambda kv: -kv[1])
+
+    @property
+    def probability(self) -> float:
+        """The winner's probability."""
+        return self.probabilities[self.choice]
+
+
+class ScoreAnswer(_Answer):
+    """The expected level (0-based), the distribution over levels, legend and confidence."""
+
+    type: Literal["score"] = "score"
+    score: float
+    legend: dict[str, Text]
+    probabilities: dict[str, float]
+    confidence: float = Field(ge=0.0, le=1.0)
+
+    @classmethod
+    def from_probabilities(cls, probabilities: Sequence[float], levels: Sequence[Text]) -> ScoreAnswer:
+        probs = [float(p) for p in probabilities]
+        return cls(
+            score=sum(i * p for i, p in enumerate(probs)),
+            legend={str(i): lv for i, lv in enumerate(levels)},
+            probabilities={str(i): p for i, p in enumerate(probs)},
+            confidence=score_confidence(probs),
+        )
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.probabilities)
+
+    @property
+    def level(self) -> int:
+        """The most likely level."""
+        return max(range(self.n_levels), key=lambda i: self.probabilities[str(i)])
+
+    @property
+    def normalized(self) -> float:
+        """The expected level scaled to 0–1, so ladders of different lengths compare."""
+        return normalize_score(self.score, self.n_levels)
+
+
+Answer: TypeAlias = Annotated[NoulAnswer | ChoiceAnswer | ScoreAnswer, Field(discriminator="type")]
+
+
+def normalize_score(score: float, n_levels: int) -> float:
+    """Map a 0-based expected level on an n-level ladder to 0–1."""
+    if n_levels < 2:
+        raise ValueError(f"a score ladder has at least 2 levels, got {n_levels}")
+    return score / (n_levels - 1)
+
+
+def rank_options(answer: ChoiceAnswer, k: int | None = None) -> list[str]:
+    """The option names of a Choice answer, most likely first; the first `k` if given."""
+    names = [name for name, _ in answer.ranked()]
+    return names if k is None else names[:k]
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+
+
+class Answers(BaseModel):
+    """Every answer about one state, with the model that gave them, usage and latency.
+
+    `windows` is how many windows the state was split into (1 when it fit the model whole);
+    a local judge records it so a decision can say that a long state was windowed.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    answers: dict[str, Annotated[NoulAnswer | ChoiceAnswer | ScoreAnswer, Field(discriminator="type")]]
+    usage: Usage = Usage()
+    latency_ms: float = 0.0
+    windows: int = 1
+
+    def __getitem__(self, qid: str) -> NoulAnswer | ChoiceAnswer | ScoreAnswer:
+        return self.answers[qid]
+
+    def __contains__(self, qid: object) -> bool:
+        return qid in self.answers
+
+    def __iter__(self):  # type: ignore[override]
+        return iter(self.answers)
+
+    def __len__(self) -> int:
+        return len(self.answers)
+
+
+# --------------------------------------------------------------------------- strict reading
+
+
+def _finite_prob(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ProtocolError(f"{where}: expected a finite number, got {value!r}")
+    if not -1e-9 <= value <= 1 + 1e-9:
+        raise ProtocolError(f"{where}: probability {value!r} is outside [0, 1]")
+    return float(min(1.0, max(0.0, value)))
+
+
+def _distribution(raw: Any, keys: list[str], where: str) -> list[float]:
+    if not isinstance(raw, Mapping):
+        raise ProtocolError(f"{where}.probabilities: expected an object, got {type(raw).__name__}")
+    if set(raw) != set(keys):
+        missing, extra = sorted(set(keys) - set(raw)), sorted(set(raw) - set(keys))
+        raise ProtocolError(f"{where}.probabilities: keys must be exactly {keys}; missing {missing}, extra {extra}")
+    probs = [_finite_prob(raw[k], f"{where}.probabilities[{k!r}]") for k in keys]
+    total = sum(probs)
+    if abs(total - 1.0) > SUM_TOLERANCE:
+        raise ProtocolError(f"{where}.probabilities sum to {total:.4f}, not 1 ± {SUM_TOLERANCE}")
+    return probs
+
+
+def _confidence(raw: Mapping[str, Any], expected: float, where: str) -> float:
+    if "confidence" not in raw:
+        raise ProtocolError(f"{where}: missing confidence")
+    got = _finite_prob(raw["confidence"], f"{where}.confidence")
+    if abs(got - expected) > FORMULA_TOLERANCE:
+        raise ProtocolError(
+            f"{where}.confidence is {got:.4f} but the protocol's formula gives {expected:.4f} "
+            f"(tolerance {FORMULA_TOLERANCE})"
+        )
+    return got
+
+
+def parse_answer(question: Noul | Choice | Score, raw: Any, where: str = "answer") -> NoulAnswer | ChoiceAnswer | ScoreAnswer:
+    """Read one answer strictly against its question; raise `ProtocolError` on any deviation."""
+    if not isinstance(raw, Mapping):
+        raise ProtocolError(f"{where}: expected an object, got {type(raw).__name__}")
+    if raw.get("type") != question.type:
+        raise ProtocolError(f"{where}: type is {raw.get('type')!r}, the question is a {question.type}")
+    extras = {k: v for k, v in raw.items() if k.startswith("x_")}
+    if isinstance(question, Noul):
+        if "noul" not in raw:
+            raise ProtocolError(f"{where}: missing noul")
+        return NoulAnswer(noul=_finite_prob(raw["noul"], f"{where}.noul"), **extras)
+    if isinstance(question, Choice):
+        names = question.options
+        probs = _distribution(raw.get("probabilities"), names, where)
+        choice = raw.get("choice")
+        if choice not in question.criteria:
+            raise ProtocolError(f"{where}.choice {choice!r} is not one of the options")
+        if probs[names.index(choice)] < max(probs) - 1e-6:
+            raise ProtocolError(f"{where}.choice {choice!r} is not the most probable option")
+        conf = _confidence(raw, choice_confidence(probs), where)
+        return ChoiceAnswer(choice=choice, probabilities=dict(zip(names, probs)), confidence=conf, **extras)
+    keys = [str(i) for i in range(len(question.criteria))]
+    legend = raw.get("legend")
+    if not isinstance(legend, Mapping) or set(legend) != set(keys):
+        got = sorted(legend) if isinstance(legend, Mapping) else legend
+        raise ProtocolError(f"{where}.legend: keys must be the 0-based levels {keys}, got {got!r}")
+    probs = _distribution(raw.get("probabilities"), keys, where)
+    score = raw.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        raise ProtocolError(f"{where}.score: expected a finite number, got {score!r}")
+    expected = sum(i * p for i, p in enumerate(probs))
+    if abs(score - expected) > FORMULA_TOLERANCE * (len(keys) - 1):
+        raise ProtocolError(f"{where}.score {score} is not the expectation of its probabilities ({expected:.4f})")
+    conf = _confidence(raw, score_confidence(probs), where)
+    return ScoreAnswer(
+        score=float(score),
+        legend={k: legend[k] for k in keys},
+        probabilities=dict(zip(keys, probs)),
+        confidence=conf,
+        **extras,
+    )
+
+
+def parse_answers(
+    questions: Mapping[str, Noul | Choice | Score], raw_answers: Any, where: str = "answers"
+) -> dict[str, NoulAnswer | ChoiceAnswer | ScoreAnswer]:
+    """Exactly one answer per question id, each read strictly."""
+    if not isinstance(raw_answers, Mapping):
+        raise ProtocolError(f"{where}: expected an object, got {type(raw_answers).__name__}")
+    missing = [q for q in questions if q not in raw_answers]
+    extra = [a for a in raw_answers if a not in questions]
+    if missing or extra:
+        raise ProtocolError(f"{where}: one answer per question id is required; missing {missing}, unexpected {extra}")
+    return {qid: parse_answer(q, raw_answers[qid], f"{where}[{qid!r}]") for qid, q in questions.items()}
+
+
+__all__ = [
+    "Answer",
+    "Answers",
+    "ChoiceAnswer",
+    "NoulAnswer",
+    "ScoreAnswer",
+    "Usage",
+    "choice_confidence",
+    "normalize_score",
+    "parse_answer",
+    "parse_answers",
+    "rank_options",
+    "score_confidence",
+]

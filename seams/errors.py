@@ -1,0 +1,153 @@
+"""Every exception seams raises, grouped by cause.
+
+Callers catch these types, never a dependency's: foreign errors (httpx, onnxruntime, YAML,
+pydantic) are mapped to them at the boundary where they occur. Two families matter most:
+
+* `InputError` — the caller's input is wrong. Raised *before* anything is sent to a judge, with
+  a message that names what was wrong and the limit it broke.
+* `JudgeError` — a judge could not give a trustworthy answer. A policy never turns one of these
+  into a pass: its `on_error` decides, and fails closed by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class SeamsError(Exception):
+    """Base class of every error seams raises."""
+
+
+# --------------------------------------------------------------------------- input errors
+
+
+class InputError(SeamsError, ValueError):
+    """The caller's input is invalid; nothing was sent."""
+
+
+class StateError(InputError):
+    """A state cannot be judged: not JSON-serialisable, missing a field, or over a budget."""
+
+
+class QuestionError(InputError):
+    """A question or a set of questions breaks a limit of the protocol."""
+
+
+class RubricError(InputError):
+    """A rubric file is invalid. Names the file, line, column and field where it can."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.field = field
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.path or "<rubric>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        field = f" [{self.field}]" if self.field else ""
+        return f"{where}:{field} {self.message}"
+
+
+class ConfigError(SeamsError):
+    """seams is misconfigured: a missing API key, model directory or setting."""
+
+
+# --------------------------------------------------------------------------- judge errors
+
+
+class JudgeError(SeamsError):
+    """A judge could not produce a trustworthy answer."""
+
+
+class TransportError(JudgeError):
+    """The request did not complete: connection refused, reset or otherwise broken."""
+
+
+class JudgeTimeout(TransportError):
+    """The request, or the whole retry budget, ran out of time."""
+
+
+class ProtocolError(JudgeError):
+    """The server answered, but its answer breaks the System One protocol.
+
+    seams never guesses around a malformed answer: a wrong sum, a missing answer, a legend that
+    is not 0-based or a confidence that does not follow the formula all end here.
+    """
+
+
+class APIStatusError(JudgeError):
+    """The server answered with an error status."""
+
+    def __init__(self, message: str, *, status_code: int, body: Any = None, request_id: str | None = None):
+        self.status_code = status_code
+        self.body = body
+        self.request_id = request_id
+        super().__init__(f"HTTP {status_code}: {message}")
+
+
+class AuthenticationError(APIStatusError):
+    """401/403: the API key is missing or wrong."""
+
+
+class RequestValidationError(APIStatusError):
+    """422: the server rejected the request. `errors` holds its `detail` items with their `loc`."""
+
+    def __init__(self, message: str, *, errors: Sequence[dict[str, Any]] = (), **kw: Any):
+        self.errors = list(errors)
+        super().__init__(message, **kw)
+
+
+class NotFoundError(APIStatusError):
+    """404: unknown route or a model the server does not serve."""
+
+
+class RateLimitError(APIStatusError):
+    """429 after every retry: `retry_after` is the server's last advice in seconds, if any."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any):
+        self.retry_after = retry_after
+        super().__init__(message, **kw)
+
+
+class ServiceUnavailable(APIStatusError):
+    """5xx (including 529 overloaded) after every retry."""
+
+
+class ModelError(JudgeError):
+    """A local model failed while running (onnxruntime error, malformed output)."""
+
+
+__all__ = [
+    "APIStatusError",
+    "AuthenticationError",
+    "ConfigError",
+    "InputError",
+    "JudgeError",
+    "JudgeTimeout",
+    "ModelError",
+    "NotFoundError",
+    "ProtocolError",
+    "QuestionError",
+    "RateLimitError",
+    "RequestValidationError",
+    "RubricError",
+    "SeamsError",
+    "ServiceUnavailable",
+    "StateError",
+    "TransportError",
+]

@@ -1,0 +1,41 @@
+"""The `Judge` protocol: anything that answers questions about a state, sync and async."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from ..answers import Answers
+from ..questions import Choice, Noul, Score
+
+Questions = Mapping[str, Noul | Choice | Score]
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Answers every question about one state in one call.
+
+    `model_id` names the model the answers come from; calibrations are tied to it.
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    def ask(self, state: Any, questions: Questions) -> Answers: ...
+
+    async def aask(self, state: Any, questions: Questions) -> Answers: ...
+
+
+class SyncJudge:
+    """Mixin for judges whose work is synchronous: `aask` runs `ask` in a worker thread so the
+    event loop is never blocked."""
+
+    def ask(self, state: Any, questions: Questions) -> Answers:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def aask(self, state: Any, questions: Questions) -> Answers:
+        return await asyncio.to_thread(self.ask, state, questions)
+
+
+__all__ = ["Judge", "Questions", "SyncJudge"]

@@ -1,0 +1,148 @@
+"""The three question types, field for field the System One request shapes.
+
+A question is built once and validated where it is built: a Choice has 2–255 uniquely named
+options, a Score 2–10 levels. Question ids are never part of a question: renaming an id must not
+change its answer, so ids live only in the mapping that holds the questions.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+
+#: Instructions and descriptions may be a string, an object or an array (System One §3.1).
+Text: TypeAlias = str | dict[str, Any] | list[Any]
+
+MIN_OPTIONS, MAX_OPTIONS = 2, 255
+MIN_LEVELS, MAX_LEVELS = 2, 10
+
+
+class _Question(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def wire(self) -> dict[str, Any]:
+        """The question as it goes on the wire (no None fields)."""
+        return self.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+
+class NoulCriteria(BaseModel):
+    """What a true and a false answer mean. Either side may be left out."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    true: Text | None = None
+    false: Text | None = None
+
+
+class Noul(_Question):
+    """A yes/no statement; the answer is the probability that it holds."""
+
+    type: Literal["noul"] = "noul"
+    instructions: Text | None = None
+    criteria: NoulCriteria | None = None
+
+
+class Choice(_Question):
+    """One of 2–255 named options; the answer is a distribution, its argmax and a confidence.
+
+    `criteria` maps each option name to a description or None. A list of names is accepted as
+    shorthand for options without descriptions.
+    """
+
+    type: Literal["choice"] = "choice"
+    instructions: Text | None = None
+    criteria: dict[str, Text | None]
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _names_to_map(cls, value: Any) -> Any:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            if len(set(value)) != len(value):
+                dupes = sorted({v for v in value if value.count(v) > 1})
+                raise ValueError(f"option names must be unique; repeated: {', '.join(dupes)}")
+            return dict.fromkeys(value)
+        return value
+
+    @field_validator("criteria")
+    @classmethod
+    def _check_options(cls, value: dict[str, Text | None]) -> dict[str, Text | None]:
+        n = len(value)
+        if not MIN_OPTIONS <= n <= MAX_OPTIONS:
+            raise ValueError(f"a choice needs {MIN_OPTIONS}–{MAX_OPTIONS} options, got {n}")
+        seen: dict[str, str] = {}
+        for name in value:
+            if not name.strip():
+                raise ValueError("option names must be non-empty")
+            key = unicodedata.normalize("NFC", name)
+            if key in seen:
+                raise ValueError(f"option names must be unique; {name!r} repeats {seen[key]!r}")
+            seen[key] = name
+        return value
+
+    @property
+    def options(self) -> list[str]:
+        return list(self.criteria)
+
+
+class Score(_Question):
+    """A ladder of 2–10 described levels, 0-based; the answer is the expected level."""
+
+    type: Literal["score"] = "score"
+    instructions: Text | None = None
+    criteria: list[Text]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_map(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and isinstance(data.get("criteria"), Mapping):
+            raise ValueError("score criteria must be an ordered list of level descriptions, not a map")
+        return data
+
+    @field_validator("criteria")
+    @classmethod
+    def _check_levels(cls, value: list[Text]) -> list[Text]:
+        n = len(value)
+        if not MIN_LEVELS <= n <= MAX_LEVELS:
+            raise ValueError(f"a score needs {MIN_LEVELS}–{MAX_LEVELS} levels, got {n}")
+        return value
+
+    @property
+    def levels(self) -> list[Text]:
+        return list(self.criteria)
+
+
+Question: TypeAlias = Annotated[Noul | Choice | Score, Field(discriminator="type")]
+_QUESTION = TypeAdapter(Question)
+_QUESTIONS = TypeAdapter(dict[str, Question])
+
+
+def parse_question(data: Any) -> Noul | Choice | Score:
+    """Validate one question from its JSON shape (raises pydantic's ValidationError)."""
+    return _QUESTION.validate_python(data)
+
+
+def parse_questions(data: Mapping[str, Any]) -> dict[str, Noul | Choice | Score]:
+    """Validate a mapping of question id → question; ids must be non-empty strings."""
+    for qid in data:
+        if not isinstance(qid, str) or not qid:
+            raise ValueError(f"question ids must be non-empty strings, got {qid!r}")
+    return _QUESTIONS.validate_python(dict(data))
+
+
+__all__ = [
+    "MAX_LEVELS",
+    "MAX_OPTIONS",
+    "MIN_LEVELS",
+    "MIN_OPTIONS",
+    "Choice",
+    "Noul",
+    "NoulCriteria",
+    "Question",
+    "Score",
+    "Text",
+    "parse_question",
+    "parse_questions",
+]
