@@ -132,14 +132,40 @@ class ModelError(JudgeError):
     """A local model failed while running (onnxruntime error, malformed output)."""
 
 
+# --------------------------------------------------------------------------- cassettes
+
+
+class CassetteError(SeamsError):
+    """A cassette file cannot be used: a corrupt line, or a mode that needs a judge has none."""
+
+
+class CassetteMiss(CassetteError, LookupError):
+    """A replayed cassette holds no interaction for this request.
+
+    Deliberately not a `JudgeError`: a policy's `on_error` must not turn a test that forgot to
+    record into a fail-closed decision; the test should fail loudly instead.
+    """
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+class MovingAliasWarning(UserWarning):
+    """A calibrated rubric runs on a moving model alias (`jev-latest`, `*-preview`): the model
+    behind it can change under the fitted thresholds."""
+
+
 __all__ = [
     "APIStatusError",
     "AuthenticationError",
+    "CassetteError",
+    "CassetteMiss",
     "ConfigError",
     "InputError",
     "JudgeError",
     "JudgeTimeout",
     "ModelError",
+    "MovingAliasWarning",
     "NotFoundError",
     "ProtocolError",
     "QuestionError",

@@ -36,6 +36,14 @@ class NoulCriteria(BaseModel):
     true: Text | None = None
     false: Text | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bool_keys(cls, data: Any) -> Any:
+        # YAML reads a bare `true:` key as a boolean; accept it as the field name it spells.
+        if isinstance(data, Mapping) and any(isinstance(k, bool) for k in data):
+            return {(str(k).lower() if isinstance(k, bool) else k): v for k, v in data.items()}
+        return data
+
 
 class Noul(_Question):
     """A yes/no statement; the answer is the probability that it holds."""

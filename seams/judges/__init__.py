@@ -2,4 +2,17 @@
 
 from .base import Judge, SyncJudge
 
-__all__ = ["Judge", "SyncJudge"]
+_default: Judge | None = None
+
+
+def default_judge() -> Judge:
+    """The judge used when none is given: the shipped local model, loaded once per process."""
+    global _default
+    if _default is None:
+        from .local import LocalJudge
+
+        _default = LocalJudge()
+    return _default
+
+
+__all__ = ["Judge", "SyncJudge", "default_judge"]

@@ -1,0 +1,94 @@
+"""Pieces the CLI commands share: building a judge, reading a state, reporting errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from ..errors import InputError, JudgeError, SeamsError
+
+console = Console()
+err_console = Console(stderr=True)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def make_judge(judge: str, *, model: str | None = None, api_key: str | None = None,
+               model_dir: Path | None = None, threads: int | None = None):
+    """`local` (the shipped model, or `model_dir`) or a System One base URL."""
+    if judge == "local":
+        from ..judges.local import LocalJudge
+
+        kwargs: dict[str, Any] = {}
+        if threads is not None:
+            kwargs["intra_op_threads"] = threads
+        return LocalJudge(model_dir, **kwargs) if model_dir else LocalJudge(**kwargs)
+    if judge.startswith(("http://", "https://")):
+        from ..judges.remote import RemoteJudge
+
+        return RemoteJudge(model or "jev-latest", base_url=judge, api_key=api_key)
+    raise InputError(f"--judge must be 'local' or an http(s) URL of a System One server, got {judge!r}")
+
+
+def read_state(text: str | None, file: Path | None, as_json: bool) -> Any:
+    """The state from an argument, a file or stdin; parsed as JSON when asked or when the file is .json."""
+    if text is not None and file is not None:
+        raise InputError("give the state as --state or --state-file, not both")
+    if file is not None:
+        if str(file) == "-":
+            raw = sys.stdin.read()
+        else:
+            try:
+                raw = file.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise InputError(f"cannot read state file {file}: {exc.strerror or exc}") from None
+        as_json = as_json or file.suffix == ".json"
+    elif text is not None:
+        raw = sys.stdin.read() if text == "-" else text
+    elif not sys.stdin.isatty():
+        raw = sys.stdin.read()
+    else:
+        raise InputError("no state: give --state TEXT, --state-file PATH, or pipe it on stdin")
+    if not as_json:
+        return raw.rstrip("\n") if raw.endswith("\n") else raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"state is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+
+@contextmanager
+def errors_to_exit(judge_exit: int = EXIT_FAILED) -> Iterator[None]:
+    """Map seams errors to a message on stderr and an exit code (2 input, 1 judge failure)."""
+    try:
+        yield
+    except InputError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except JudgeError as exc:
+        err_console.print(f"[red]judge failed:[/red] {type(exc).__name__}: {exc}", highlight=False)
+        raise typer.Exit(judge_exit) from None
+    except SeamsError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def fmt_p(p: float | None) -> str:
+    return "—" if p is None else f"{p:.3f}"
+
+
+Emit = Callable[[Any], None]
+
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "console", "err_console", "errors_to_exit", "fmt_p",
+           "make_judge", "print_json", "read_state"]

@@ -1,0 +1,40 @@
+"""`seams models`: the models a judge can use."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from . import app
+from ._common import console, errors_to_exit, print_json
+
+
+@app.command()
+def models(
+    judge: Annotated[str, typer.Option(help="'local' or the base URL of a System One server.")] = "local",
+    api_key: Annotated[str | None, typer.Option(envvar="TYPESAFE_API_KEY", help="Bearer key for a remote server.", show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List the shipped local model, or the models a System One server serves."""
+    with errors_to_exit():
+        if judge == "local":
+            from ..judges.local import LocalJudge
+
+            lj = LocalJudge()
+            rows = [{"name": lj.model_id, "description": "shipped local model", "release_date": None}]
+        else:
+            from ..judges.remote import RemoteJudge
+
+            with RemoteJudge(base_url=judge, api_key=api_key) as rj:
+                rows = rj.list_models()
+    if as_json:
+        print_json({"models": rows})
+        return
+    table = Table(title=f"models ({judge})")
+    for col in ("name", "description", "release date"):
+        table.add_column(col)
+    for m in rows:
+        table.add_row(str(m.get("name")), str(m.get("description") or ""), str(m.get("release_date") or ""))
+    console.print(table)

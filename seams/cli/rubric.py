@@ -1,0 +1,70 @@
+"""`seams rubric check`: static validation of rubric files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import RubricError
+from . import app
+from ._common import EXIT_FAILED, EXIT_USAGE, console, err_console, print_json
+
+rubric_app = typer.Typer(help="Work with rubric files.", no_args_is_help=True)
+app.add_typer(rubric_app, name="rubric")
+
+
+@rubric_app.command("check")
+def check(
+    files: Annotated[list[Path], typer.Argument(help="Rubric files to validate.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one result per file as JSON.")] = False,
+) -> None:
+    """Validate rubric files without asking any judge. Exit 1 if any is invalid, 2 if one is missing."""
+    from ..rubric import Rubric
+
+    results = []
+    missing = invalid = False
+    for f in files:
+        if not f.is_file():
+            missing = True
+            results.append({"file": str(f), "ok": False, "error": "no such file"})
+            continue
+        try:
+            r = Rubric.load(f)
+        except RubricError as exc:
+            invalid = True
+            results.append({"file": str(f), "ok": False, "error": str(exc), "line": exc.line,
+                            "column": exc.column, "field": exc.field})
+            continue
+        stale = r.stale_reasons(None)
+        results.append({"file": str(f), "ok": True, "name": r.name, "version": r.version, "hash": r.hash,
+                        "questions": len(r.questions), "rules": len(r.policy.rules),
+                        "calibrated": r.calibration is not None, "stale": stale})
+    if as_json:
+        print_json(results)
+    else:
+        for res in results:
+            if res["ok"]:
+                cal = "calibrated" if res["calibrated"] else "not calibrated"
+                if res["stale"]:
+                    cal = "calibration stale: " + "; ".join(res["stale"])
+                console.print(f"[green]ok[/green]   {res['file']}: {res['name']} v{res['version']} "
+                              f"({res['questions']} questions, {res['rules']} rules, {cal}) hash {res['hash']}",
+                              highlight=False)
+            else:
+                err_console.print(f"[red]fail[/red] {res['error'] if res['error'] != 'no such file' else res['file'] + ': no such file'}",
+                                  highlight=False)
+    if missing:
+        raise typer.Exit(EXIT_USAGE)
+    if invalid:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@rubric_app.command("list")
+def list_builtin() -> None:
+    """List the rubrics shipped with seams."""
+    from ..rubric import builtin_names
+
+    for name in builtin_names():
+        console.print(name, highlight=False)

@@ -1,0 +1,152 @@
+"""A local model directory: its config, its ONNX graph and its tokenizer, checked before use.
+
+A model directory holds three files::
+
+    config.json      what the model is and how to feed it (validated here)
+    model.onnx       a yes/no cross-encoder: (hypothesis, state) pairs in, one logit per pair out
+    tokenizer.json   a `tokenizers` fast-tokenizer file, loaded with no network
+
+Every way the directory can be wrong (a missing file, a config field of the wrong type, an ONNX
+graph whose inputs do not match the config, a tokenizer that will not load) is a `ConfigError`
+that names the file, so an operator sees what to fix instead of an onnxruntime stack trace on the
+first request.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ...errors import ConfigError
+from .hypotheses import Templates
+
+FORMAT = "seams.cross-encoder/1"
+CONFIG_FILE = "config.json"
+#: The inputs a cross-encoder graph may take; `input_ids` is required.
+KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def shipped_model_dir() -> Path:
+    """Where the model that ships with the package lives (package data)."""
+    return Path(__file__).resolve().parents[2] / "models" / "seams-minilm"
+
+
+class ModelConfig(BaseModel):
+    """`config.json` of a model directory.
+
+    Unknown fields are kept, not rejected: a training run records its provenance (base model,
+    data hash, metrics) beside the fields the runtime reads, and the runtime must not break on it.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    format: Literal["seams.cross-encoder/1"]
+    model_id: str = Field(min_length=1)
+    onnx: str = "model.onnx"
+    tokenizer: str = "tokenizer.json"
+    #: The model's window in tokens, special tokens included: a longer pair is split, never cut.
+    max_length: int = Field(default=256, ge=16, le=8192)
+    inputs: list[str] = Field(default_factory=lambda: list(KNOWN_INPUTS))
+    output: str = "logits"
+    #: Softmax temperatures fitted after training, so Choice and Score distributions are calibrated.
+    choice_temperature: float = Field(default=1.0, gt=0.0, le=100.0)
+    score_temperature: float = Field(default=1.0, gt=0.0, le=100.0)
+    #: Overrides of the hypothesis templates; must match what the model was trained on.
+    templates: dict[str, str] = Field(default_factory=dict)
+    description: str | None = None
+    release_date: str | None = None
+
+    @field_validator("inputs")
+    @classmethod
+    def _check_inputs(cls, value: list[str]) -> list[str]:
+        unknown = [v for v in value if v not in KNOWN_INPUTS]
+        if unknown:
+            raise ValueError(f"unknown input(s) {unknown}; known: {list(KNOWN_INPUTS)}")
+        if "input_ids" not in value:
+            raise ValueError("inputs must include 'input_ids'")
+        if len(set(value)) != len(value):
+            raise ValueError("inputs must not repeat")
+        return value
+
+    @model_validator(mode="after")
+    def _check_templates(self) -> ModelConfig:
+        try:
+            Templates.from_config(self.templates)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"templates: {exc}") from None
+        return self
+
+    @property
+    def hypothesis_templates(self) -> Templates:
+        return Templates.from_config(self.templates)
+
+
+@dataclass(frozen=True)
+class ModelDir:
+    """A model directory whose config has been read and whose files exist."""
+
+    path: Path
+    config: ModelConfig
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG_FILE
+
+    @property
+    def onnx_path(self) -> Path:
+        return self.path / self.config.onnx
+
+    @property
+    def tokenizer_path(self) -> Path:
+        return self.path / self.config.tokenizer
+
+
+def read_model_dir(path: str | Path | None = None) -> ModelDir:
+    """Read and check `path` (the shipped model when None); raise `ConfigError` naming the file.
+
+    Only the config is parsed here and the other files' existence checked; loading the graph and
+    the tokenizer (and checking them against the config) is `LocalJudge`'s job.
+    """
+    shipped = path is None
+    root = Path(shipped_model_dir() if path is None else path).expanduser()
+    if not root.is_dir():
+        if shipped:
+            raise ConfigError(
+                f"the shipped model is not installed at {root}; pass a model directory "
+                "(LocalJudge('path/to/model') or seams serve --model-dir PATH)"
+            )
+        raise ConfigError(f"model directory {root} does not exist or is not a directory")
+    config_path = root / CONFIG_FILE
+    config = _read_config(config_path)
+    model_dir = ModelDir(root, config)
+    for what, file in (("onnx", model_dir.onnx_path), ("tokenizer", model_dir.tokenizer_path)):
+        if not file.is_file():
+            raise ConfigError(f"{file}: missing; {config_path} names it as the model's {what} file")
+    return model_dir
+
+
+def _read_config(config_path: Path) -> ModelConfig:
+    if not config_path.is_file():
+        raise ConfigError(f"{config_path}: missing; a model directory needs a {CONFIG_FILE}")
+    try:
+        data: Any = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{config_path}: cannot be read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{config_path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{config_path}: expected a JSON object, got {type(data).__name__}")
+    try:
+        return ModelConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"{config_path}: {problems}") from None
+
+
+__all__ = ["CONFIG_FILE", "FORMAT", "KNOWN_INPUTS", "ModelConfig", "ModelDir", "read_model_dir", "shipped_model_dir"]

@@ -1,0 +1,414 @@
+"""`LocalJudge`: a yes/no cross-encoder run with onnxruntime on the CPU, behind the Judge protocol.
+
+One call turns every question into hypotheses (`hypotheses.py`), pairs each hypothesis with each
+window of the state (`windows.py`), runs all pairs through one reused `InferenceSession` in as few
+batches as the batch limits allow, shortest first so a batch pads little, and reads the logits
+back into answers:
+
+* Noul: sigmoid of the pair's logit (the max over windows);
+* Choice: softmax of the options' logits at the config's `choice_temperature`;
+* Score: softmax of the levels' logits at `score_temperature`, then the expected level.
+
+Identical pairs are run once (the same hypothesis about the same window), so asking the same
+question twice, or under two ids, costs nothing extra. The judge holds no mutable state after
+loading except a bounded cache of tokenised hypotheses guarded by a lock, so one judge serves
+many threads; onnxruntime allows concurrent `run` calls on one session.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+from pydantic import ValidationError
+from tokenizers import Encoding, Tokenizer
+
+from ...answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer, Usage
+from ...errors import ConfigError, ModelError, QuestionError, StateError
+from ...questions import Choice, Noul, Score, parse_questions
+from ...state import check_state
+from ..base import SyncJudge
+from .config import ModelConfig, ModelDir, read_model_dir
+from .hypotheses import hypotheses, state_text
+from .windows import combine_distribution, combine_noul, stride, window_size
+
+Question = Noul | Choice | Score
+
+#: Pairs per onnxruntime run. Large enough to amortise the per-run overhead on a CPU, small
+#: enough that one run's activations stay in cache-friendly sizes.
+DEFAULT_MAX_BATCH_SIZE = 32
+#: Padded tokens per run (batch × longest pair), so a batch of long pairs is split further.
+DEFAULT_MAX_BATCH_TOKENS = 8192
+#: A state longer than this many tokens is refused instead of windowed into hundreds of runs;
+#: the same budget System One documents for a state (about 32k tokens).
+DEFAULT_MAX_STATE_TOKENS = 32768
+_HYPOTHESIS_CACHE = 8192
+_ONNX_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+
+
+class LocalJudge(SyncJudge):
+    """Answers questions with a local ONNX cross-encoder; no key and no network.
+
+    Parameters
+    ----------
+    model_dir:
+        A model directory (`config.json`, the ONNX graph, `tokenizer.json`). None loads the model
+        shipped with the package.
+    intra_op_threads:
+        onnxruntime's intra-op threads. None lets onnxruntime choose (one per physical core); set
+        it lower when several judges or processes share a machine.
+    max_batch_size, max_batch_tokens:
+        Limits of one onnxruntime run, in pairs and in padded tokens. They bound memory and keep
+        batches efficient; they never change an answer.
+    max_state_tokens:
+        The longest state accepted, in tokens. Longer ones are a `StateError` naming the limit.
+    """
+
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        *,
+        intra_op_threads: int | None = None,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        max_state_tokens: int = DEFAULT_MAX_STATE_TOKENS,
+    ) -> None:
+        if max_batch_size < 1 or max_batch_tokens < 1 or max_state_tokens < 1:
+            raise ConfigError("max_batch_size, max_batch_tokens and max_state_tokens must be positive")
+        if intra_op_threads is not None and intra_op_threads < 1:
+            raise ConfigError(f"intra_op_threads must be at least 1, got {intra_op_threads}")
+        self._dir = read_model_dir(model_dir)
+        self._config = self._dir.config
+        self._templates = self._config.hypothesis_templates
+        self._tokenizer = _load_tokenizer(self._dir)
+        self._specials = self._tokenizer.num_special_tokens_to_add(True)
+        if self._specials >= self._config.max_length // 2:
+            raise ConfigError(
+                f"{self._dir.tokenizer_path}: adds {self._specials} special tokens to a pair, too many "
+                f"for max_length {self._config.max_length} in {self._dir.config_path}"
+            )
+        self._pad_id = _pad_id(self._tokenizer)
+        self._session = _load_session(self._dir.onnx_path, intra_op_threads)
+        self._input_types = _check_io(self._session, self._dir)
+        self.intra_op_threads = intra_op_threads
+        self.max_batch_size = max_batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.max_state_tokens = max_state_tokens
+        self._cache: dict[str, Encoding] = {}
+        self._cache_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ what it is
+
+    @property
+    def model_id(self) -> str:
+        return self._config.model_id
+
+    @property
+    def config(self) -> ModelConfig:
+        return self._config
+
+    @property
+    def model_dir(self) -> Path:
+        return self._dir.path
+
+    @property
+    def max_length(self) -> int:
+        return self._config.max_length
+
+    @property
+    def description(self) -> str:
+        return self._config.description or f"local yes/no cross-encoder ({self._dir.onnx_path.name})"
+
+    def __repr__(self) -> str:
+        return f"LocalJudge({str(self._dir.path)!r}, model_id={self.model_id!r})"
+
+    # ------------------------------------------------------------------ the Judge protocol
+
+    def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
+        """Every question about one state, in one batched pass."""
+        return self.ask_many([state], questions)[0]
+
+    def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
+        """The same questions about many states, all pairs batched together: the bulk path.
+
+        Each `Answers.latency_ms` is the wall time of this whole call (the states share its runs).
+        """
+        t0 = time.perf_counter()
+        if isinstance(states, (str, bytes, Mapping)):
+            raise StateError("ask_many takes a sequence of states; use ask() for one state")
+        qs = _coerce_questions(questions)
+        checked = []
+        for i, state in enumerate(states):
+            try:
+                checked.append(check_state(state))
+            except StateError as exc:
+                raise StateError(f"states[{i}]: {exc}") from None
+        plan = self._plan(checked, qs)
+        logits = self._run(plan.pairs)
+        latency = (time.perf_counter() - t0) * 1000
+        return [self._answers(plan, i, qs, logits, latency) for i in range(len(checked))]
+
+    async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
+        """`ask_many` in a worker thread, so the event loop is never blocked."""
+        import asyncio
+
+        return await asyncio.to_thread(self.ask_many, states, questions)
+
+    # ------------------------------------------------------------------ planning
+
+    def _hypothesis(self, text: str) -> Encoding:
+        with self._cache_lock:
+            enc = self._cache.get(text)
+        if enc is None:
+            enc = self._tokenizer.encode(text, add_special_tokens=False)
+            with self._cache_lock:
+                if len(self._cache) >= _HYPOTHESIS_CACHE:
+                    self._cache.clear()
+                self._cache[text] = enc
+        return enc
+
+    def _plan(self, states: list[Any], questions: dict[str, Question]) -> _Plan:
+        plan = _Plan()
+        hyp: dict[str, tuple[list[str], list[Encoding], int]] = {}
+        for qid, question in questions.items():
+            texts = hypotheses(question, self._templates)
+            encs = [self._hypothesis(t) for t in texts]
+            size = window_size(
+                self.max_length, self._specials, [len(e.ids) for e in encs], f"question {qid!r}"
+            )
+            hyp[qid] = (texts, encs, size)
+        for i, state in enumerate(states):
+            text = state_text(state)
+            whole = self._tokenizer.encode(text, add_special_tokens=False)
+            n = len(whole.ids)
+            if n > self.max_state_tokens:
+                where = "the state" if len(states) == 1 else f"states[{i}]"
+                raise StateError(
+                    f"{where} is {n} tokens; this judge accepts at most {self.max_state_tokens} "
+                    "(max_state_tokens)"
+                )
+            windows_by_size: dict[int, list[Encoding]] = {}
+            for qid, (texts, encs, size) in hyp.items():
+                if n <= size:
+                    windows, key_size = [whole], -1
+                else:
+                    if size not in windows_by_size:
+                        windows_by_size[size] = self._split(text, size)
+                    windows, key_size = windows_by_size[size], size
+                slots = [
+                    [plan.pair(self._tokenizer, (t, i, key_size, w), h, win) for w, win in enumerate(windows)]
+                    for t, h in zip(texts, encs)
+                ]
+                plan.slots[(i, qid)] = slots
+                plan.windows[(i, qid)] = len(windows)
+        return plan
+
+    def _split(self, text: str, size: int) -> list[Encoding]:
+        enc = self._tokenizer.encode(text, add_special_tokens=False)
+        enc.truncate(size, stride=stride(size))
+        return [enc, *enc.overflowing]
+
+    # ------------------------------------------------------------------ running
+
+    def _run(self, pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """One logit per pair, in the order given; pairs run shortest first in bounded batches."""
+        out = np.empty(len(pairs), dtype=np.float64)
+        if not pairs:
+            return out
+        lengths = np.fromiter((len(ids) for ids, _ in pairs), dtype=np.int64, count=len(pairs))
+        order = np.argsort(lengths, kind="stable")
+        start = 0
+        while start < len(order):
+            stop = start + 1
+            while stop < len(order) and stop - start < self.max_batch_size:
+                # sorted ascending: the candidate is the longest of the batch so far
+                if (stop - start + 1) * lengths[order[stop]] > self.max_batch_tokens:
+                    break
+                stop += 1
+            idx = order[start:stop]
+            out[idx] = self._run_batch([pairs[j] for j in idx], int(lengths[idx[-1]]))
+            start = stop
+        if not np.all(np.isfinite(out)):
+            raise ModelError(f"{self._dir.onnx_path}: the model produced a non-finite logit")
+        return out
+
+    def _run_batch(self, batch: list[tuple[np.ndarray, np.ndarray]], width: int) -> np.ndarray:
+        n = len(batch)
+        ids = np.full((n, width), self._pad_id, dtype=np.int64)
+        types = np.zeros((n, width), dtype=np.int64)
+        mask = np.zeros((n, width), dtype=np.int64)
+        for row, (pid, ptype) in enumerate(batch):
+            k = len(pid)
+            ids[row, :k] = pid
+            types[row, :k] = ptype
+            mask[row, :k] = 1
+        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        feed = {name: arrays[name].astype(dtype, copy=False) for name, dtype in self._input_types.items()}
+        try:
+            (logits,) = self._session.run([self._config.output], feed)
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise ModelError(f"{self._dir.onnx_path}: onnxruntime failed: {exc}") from exc
+        logits = np.asarray(logits)
+        if logits.shape not in ((n,), (n, 1)):
+            raise ModelError(
+                f"{self._dir.onnx_path}: output {self._config.output!r} has shape {logits.shape}; "
+                f"expected [{n}, 1] (one logit per pair)"
+            )
+        return logits.reshape(n).astype(np.float64)
+
+    # ------------------------------------------------------------------ reading answers
+
+    def _answers(
+        self, plan: _Plan, i: int, questions: dict[str, Question], logits: np.ndarray, latency: float
+    ) -> Answers:
+        answers: dict[str, NoulAnswer | ChoiceAnswer | ScoreAnswer] = {}
+        windows = 1
+        used: set[int] = set()
+        for qid, question in questions.items():
+            slots = plan.slots[(i, qid)]
+            used.update(j for row in slots for j in row)
+            grid = logits[np.asarray(slots)]  # [hypotheses, windows]
+            n_windows = plan.windows[(i, qid)]
+            windows = max(windows, n_windows)
+            extra = {"x_windows": n_windows} if n_windows > 1 else {}
+            if isinstance(question, Noul):
+                p = 1.0 / (1.0 + np.exp(-combine_noul(grid[0])))
+                answers[qid] = NoulAnswer(noul=float(p), **extra)
+            elif isinstance(question, Choice):
+                probs = combine_distribution(grid.T, self._config.choice_temperature, "choice")
+                choice = ChoiceAnswer.from_probabilities(dict(zip(question.options, map(float, probs))))
+                answers[qid] = ChoiceAnswer(**choice.model_dump(), **extra) if extra else choice
+            else:
+                probs = combine_distribution(grid.T, self._config.score_temperature, "score")
+                score = ScoreAnswer.from_probabilities(probs.tolist(), question.levels)
+                answers[qid] = ScoreAnswer(**score.model_dump(), **extra) if extra else score
+        tokens = int(sum(len(plan.pairs[j][0]) for j in used))
+        return Answers(
+            model=self.model_id,
+            answers=answers,
+            usage=Usage(input_tokens=tokens, output_tokens=0),
+            latency_ms=latency,
+            windows=windows,
+        )
+
+
+@dataclass
+class _Plan:
+    """The pairs of one call, deduplicated, and where each question's logits are."""
+
+    pairs: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    index: dict[tuple[str, int, int, int], int] = field(default_factory=dict)
+    slots: dict[tuple[int, str], list[list[int]]] = field(default_factory=dict)
+    windows: dict[tuple[int, str], int] = field(default_factory=dict)
+
+    def pair(self, tokenizer: Tokenizer, key: tuple[str, int, int, int], hyp: Encoding, window: Encoding) -> int:
+        """The index of the pair (hypothesis, window), building it once."""
+        j = self.index.get(key)
+        if j is None:
+            enc = tokenizer.post_process(hyp, window, add_special_tokens=True)
+            j = self.index[key] = len(self.pairs)
+            self.pairs.append((np.asarray(enc.ids, dtype=np.int64), np.asarray(enc.type_ids, dtype=np.int64)))
+        return j
+
+
+# ---------------------------------------------------------------------- loading helpers
+
+
+def _coerce_questions(questions: Mapping[str, Any]) -> dict[str, Question]:
+    """Question models as given, or their JSON shapes validated by `seams.questions`."""
+    if not isinstance(questions, Mapping):
+        raise QuestionError(f"questions must be a mapping of id → question, got {type(questions).__name__}")
+    if not questions:
+        raise QuestionError("at least one question is required")
+    if all(isinstance(q, (Noul, Choice, Score)) for q in questions.values()):
+        for qid in questions:
+            if not isinstance(qid, str) or not qid:
+                raise QuestionError(f"question ids must be non-empty strings, got {qid!r}")
+        return dict(questions)
+    try:
+        return parse_questions(
+            {k: (v.wire() if isinstance(v, (Noul, Choice, Score)) else v) for k, v in questions.items()}
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise QuestionError(f"questions.{where}: {err['msg']}") from None
+    except ValueError as exc:
+        raise QuestionError(str(exc)) from None
+
+
+def _load_tokenizer(model_dir: ModelDir) -> Tokenizer:
+    path = model_dir.tokenizer_path
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises a bare Exception on a malformed file
+        raise ConfigError(f"{path}: not a loadable tokenizers file: {exc}") from None
+    # Length is handled by windowing; a truncation left on in the file would cut states silently.
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _pad_id(tokenizer: Tokenizer) -> int:
+    for token in ("[PAD]", "<pad>", "<|pad|>"):
+        tid = tokenizer.token_to_id(token)
+        if tid is not None:
+            return tid
+    return 0  # masked out either way
+
+
+def _load_session(path: Path, threads: int | None) -> ort.InferenceSession:
+    opts = ort.SessionOptions()
+    if threads:
+        opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own types (Fail, InvalidGraph, ...)
+        raise ConfigError(f"{path}: onnxruntime cannot load it: {exc}") from None
+
+
+def _check_io(session: ort.InferenceSession, model_dir: ModelDir) -> dict[str, type]:
+    """The graph's inputs and output against the config; the dtype each input is fed as."""
+    config, onnx_path, config_path = model_dir.config, model_dir.onnx_path, model_dir.config_path
+    graph_inputs = {i.name: i for i in session.get_inputs()}
+    if set(graph_inputs) != set(config.inputs):
+        raise ConfigError(
+            f"{onnx_path}: the graph takes inputs {sorted(graph_inputs)}, but {config_path} lists "
+            f"{sorted(config.inputs)}"
+        )
+    types: dict[str, type] = {}
+    for name, arg in graph_inputs.items():
+        if arg.type not in _ONNX_INT_TYPES:
+            raise ConfigError(f"{onnx_path}: input {name!r} is {arg.type}; expected int64 or int32 token ids")
+        if len(arg.shape) != 2:
+            raise ConfigError(f"{onnx_path}: input {name!r} has rank {len(arg.shape)}; expected [batch, tokens]")
+        types[name] = _ONNX_INT_TYPES[arg.type]
+    outputs = {o.name: o for o in session.get_outputs()}
+    if config.output not in outputs:
+        raise ConfigError(
+            f"{onnx_path}: no output {config.output!r} (it has {sorted(outputs)}); {config_path} names it"
+        )
+    shape = outputs[config.output].shape
+    if len(shape) not in (1, 2) or (len(shape) == 2 and isinstance(shape[1], int) and shape[1] != 1):
+        raise ConfigError(
+            f"{onnx_path}: output {config.output!r} has shape {shape}; expected [batch, 1] (one yes-logit per pair)"
+        )
+    return types
+
+
+__all__ = [
+    "DEFAULT_MAX_BATCH_SIZE",
+    "DEFAULT_MAX_BATCH_TOKENS",
+    "DEFAULT_MAX_STATE_TOKENS",
+    "LocalJudge",
+]

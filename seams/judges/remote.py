@@ -1,0 +1,603 @@
+"""`RemoteJudge`: any System One server over httpx (TypeSafe, OpenRouter, another `seams serve`).
+
+Sync and async mirror each other name for name (`ask`/`aask`, `ask_many`/`aask_many`,
+`list_models`/`alist_models`, `close`/`aclose`). What the client guarantees:
+
+* **Nothing bad is sent.** The state and the questions are validated, and the request is sized
+  against the protocol's token budgets, before the first byte leaves; a missing key for a hosted
+  service is a `ConfigError` at construction.
+* **One request per state.** Every question about a state goes in one request; a request is split
+  only when state + questions would pass the protocol's 64k-token budget.
+* **Retries that respect the server and the caller.** 408, 429, 5xx and connection errors are
+  retried with jittered exponential backoff (`seams.judges._retry`), honouring `retry-after-ms`
+  and `retry-after`, inside one total time budget.
+* **Typed errors, never a dependency's.** httpx errors and error statuses map to `seams.errors`
+  at this boundary (the table is in `docs/remote-judge.md`).
+* **Strict answers.** A 200 whose body is not JSON, carries NaN/Infinity, lacks `model`,
+  `answers` or integer `usage`, or whose answers break the protocol (checked by
+  `seams.answers.parse_answers`) is a `ProtocolError`: never an answer.
+
+Deliberate leniency, where the protocol only says SHOULD: a JSON body under a non-JSON
+`Content-Type`, and unprefixed extra top-level fields, are accepted and the extras ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import BaseModel, ConfigDict
+
+from .. import __version__
+from ..answers import Answers, Usage, parse_answers
+from ..errors import (
+    APIStatusError,
+    AuthenticationError,
+    ConfigError,
+    JudgeTimeout,
+    MovingAliasWarning,
+    NotFoundError,
+    ProtocolError,
+    RateLimitError,
+    RequestValidationError,
+    SeamsError,
+    ServiceUnavailable,
+    TransportError,
+)
+from ._retry import RETRY_STATUSES, Attempts, RetryPolicy, retry_after_seconds
+from ._wire import WireQuestion, encode_body, encode_model, encode_state, prepare_questions, split_questions
+
+DEFAULT_BASE_URL = "https://api.typesafe.ai"
+DEFAULT_MODEL = "jev-latest"
+API_KEY_ENV = "TYPESAFE_API_KEY"
+BASE_URL_ENV = "TYPESAFE_BASE_URL"
+MODEL_ENV = "TYPESAFE_DEFAULT_MODEL"
+#: Hosted services that always need a key: asking them without one can only fail.
+KEYED_HOSTS = ("typesafe.ai", "openrouter.ai")
+SYSTEM_ONE_PATH = "/v1/systemone"
+MODELS_PATH = "/v1/models"
+REQUEST_ID_HEADER = "x-typesafe-request-id"
+
+_MOVING = re.compile(r"(^|[-_.])(latest|preview|beta|nightly)$")
+
+
+def is_moving_alias(model: str) -> bool:
+    """Whether a model id names a moving target (`jev-latest`, `~typesafe/jev-latest`, `*-preview`).
+
+    The model behind such an alias can change without notice, so thresholds calibrated on it
+    can go stale silently; pin a dated id (`jev-1.13.0`) for calibrated rubrics.
+    """
+    name = model.strip().rsplit("/", 1)[-1].lower()
+    return bool(_MOVING.search(name))
+
+
+def warn_if_moving_alias(model: str, *, rubric: str | None = None, stacklevel: int = 2) -> bool:
+    """Emit a `MovingAliasWarning` when a calibrated rubric runs on a moving alias; return whether it did."""
+    if not is_moving_alias(model):
+        return False
+    what = f"calibrated rubric {rubric!r}" if rubric else "a calibrated rubric"
+    warnings.warn(
+        f"{what} runs on the moving alias {model!r}: the model behind it can change under the fitted "
+        f"thresholds. Pin a dated model id (e.g. 'jev-1.13.0') to keep the calibration valid.",
+        MovingAliasWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return True
+
+
+class ModelInfo(BaseModel):
+    """One entry of `GET /v1/models`."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+    description: str = ""
+    release_date: str = ""
+
+
+# --------------------------------------------------------------------------- responses
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ProtocolError(f"response body contains {name}, which is not JSON (System One forbids NaN and Infinity)")
+
+
+_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+def _decode_json(content: bytes, what: str) -> Any:
+    try:
+        return _loads(content.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ProtocolError(f"{what} is not UTF-8: {e}") from None
+    except json.JSONDecodeError as e:
+        excerpt = content[:80].decode("utf-8", "replace")
+        raise ProtocolError(f"{what} is not JSON ({e.msg} at {e.pos}); it starts {excerpt!r}") from None
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def read_response(content: bytes, questions: Mapping[str, Any]) -> tuple[str, dict[str, Any], Usage]:
+    """Read a 200 System One body strictly: (served model, answers by id, usage)."""
+    body = _decode_json(content, "response body")
+    if not isinstance(body, dict):
+        raise ProtocolError(f"response body is a JSON {type(body).__name__}, not an object")
+    missing = [k for k in ("model", "answers", "usage") if k not in body]
+    if missing:
+        raise ProtocolError(f"response is missing {', '.join(missing)} (System One requires model, answers and usage)")
+    model = body["model"]
+    if not isinstance(model, str) or not model:
+        raise ProtocolError(f"response model is {model!r}, not a non-empty string")
+    usage = body["usage"]
+    if not isinstance(usage, dict):
+        raise ProtocolError(f"response usage is a {type(usage).__name__}, not an object")
+    for key in ("input_tokens", "output_tokens"):
+        if not _is_count(usage.get(key)):
+            raise ProtocolError(f"usage.{key} is {usage.get(key)!r}, not a non-negative JSON integer")
+    answers = parse_answers(questions, body["answers"])
+    return model, answers, Usage.model_validate(usage)
+
+
+def _message(body: Any, fallback: str) -> str:
+    """The human message of an error body, in the shapes servers actually send."""
+    if isinstance(body, str):
+        return body.strip()[:300] or fallback
+    if not isinstance(body, dict):
+        return fallback
+    detail = body.get("detail")
+    if isinstance(detail, dict) and isinstance(detail.get("message"), str):
+        return detail["message"]
+    if isinstance(detail, str):
+        return detail
+    if isinstance(detail, list):
+        parts = [f"{_loc(d.get('loc'))}: {d.get('msg')}" for d in detail if isinstance(d, dict)]
+        return "; ".join(parts) or fallback
+    for key in ("message", "error"):
+        value = body.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict) and isinstance(value.get("message"), str):
+            return value["message"]
+    return fallback
+
+
+def _loc(loc: Any) -> str:
+    if not isinstance(loc, list):
+        return str(loc)
+    return ".".join(str(p) for p in loc if p != "body") or "body"
+
+
+def _error_body(response: httpx.Response) -> Any:
+    content = response.content
+    if not content:
+        return None
+    try:
+        return json.loads(content)
+    except (ValueError, UnicodeDecodeError):
+        return content.decode("utf-8", "replace")
+
+
+def status_error(response: httpx.Response) -> APIStatusError:
+    """The typed error for a non-200 response (before any retry decision)."""
+    status = response.status_code
+    body = _error_body(response)
+    reason = response.reason_phrase or "error"
+    message = _message(body, reason)
+    kw: dict[str, Any] = {"status_code": status, "body": body, "request_id": response.headers.get(REQUEST_ID_HEADER)}
+    if status in (401, 403):
+        return AuthenticationError(f"{message} (check the API key)", **kw)
+    if status == 404:
+        return NotFoundError(message, **kw)
+    if status == 422:
+        detail = body.get("detail") if isinstance(body, dict) else None
+        errors = [d for d in detail if isinstance(d, dict)] if isinstance(detail, list) else []
+        return RequestValidationError(f"request rejected: {message}", errors=errors, **kw)
+    if status == 429:
+        return RateLimitError(message, retry_after=retry_after_seconds(response.headers), **kw)
+    if status >= 500:
+        return ServiceUnavailable(message, **kw)
+    return APIStatusError(message, **kw)
+
+
+def _with_attempts(error: SeamsError, attempts: Attempts) -> SeamsError:
+    """Say how hard we tried: the caller reads it in the message, tools read `error.attempts`."""
+    error.attempts = attempts.count  # type: ignore[attr-defined]
+    if attempts.count > 1:
+        note = f" (after {attempts.count} attempts in {attempts.elapsed():.2f}s)"
+        error.args = (f"{error.args[0]}{note}", *error.args[1:]) if error.args else (note.strip(),)
+    return error
+
+
+def _budget_error(attempts: Attempts, last: SeamsError | None) -> SeamsError:
+    if last is not None and not isinstance(last, TransportError):
+        return last
+    err = JudgeTimeout(
+        f"the retry budget of {attempts.policy.total_budget:g}s ran out"
+        + (f"; last error: {last}" if last is not None else "")
+    )
+    return err
+
+
+class _Prepared:
+    """One validated request: encoded state, wired questions, and how they split into requests."""
+
+    __slots__ = ("state_json", "wired", "groups")
+
+    def __init__(self, state: Any, questions: Mapping[str, Any]) -> None:
+        self.wired: dict[str, WireQuestion] = prepare_questions(questions)
+        self.state_json = encode_state(state)
+        self.groups = split_questions(self.state_json, self.wired)
+
+    def questions(self, ids: list[str]) -> dict[str, Any]:
+        return {qid: self.wired[qid].question for qid in ids}
+
+
+def _combine(prepared: _Prepared, parts: list[tuple[str, dict[str, Any], Usage]], started: float) -> Answers:
+    latency_ms = (time.perf_counter() - started) * 1000
+    if len(parts) == 1:
+        model, answers, usage = parts[0]
+    else:
+        models = {p[0] for p in parts}
+        if len(models) > 1:
+            raise ProtocolError(
+                f"a split request was answered by different models {sorted(models)}; the answers "
+                "cannot be combined into one decision"
+            )
+        model = parts[0][0]
+        merged = {qid: a for p in parts for qid, a in p[1].items()}
+        answers = {qid: merged[qid] for qid in prepared.wired}
+        usage = Usage(
+            input_tokens=sum(p[2].input_tokens for p in parts),
+            output_tokens=sum(p[2].output_tokens for p in parts),
+        )
+    # Every answer was validated by parse_answers; skip revalidating the envelope.
+    return Answers.model_construct(
+        model=model, answers=answers, usage=usage, latency_ms=latency_ms, windows=1
+    )
+
+
+# --------------------------------------------------------------------------- the judge
+
+
+class RemoteJudge:
+    """A judge backed by a System One server.
+
+    Parameters
+    ----------
+    model
+        The model to ask; default `TYPESAFE_DEFAULT_MODEL` or `jev-latest`. This is `model_id`
+        (what calibrations are tied to); the id the server reports having served is in
+        `Answers.model`.
+    base_url
+        Server root; default `TYPESAFE_BASE_URL` or `https://api.typesafe.ai`. A local
+        `seams serve` is `http://127.0.0.1:PORT`.
+    api_key
+        Bearer key; default `TYPESAFE_API_KEY`. Required for the hosted services (TypeSafe,
+        OpenRouter), optional for any other base URL.
+    timeout
+        Seconds for one attempt (connect, send, wait, read). 10 s, like the official SDK: an
+        answer takes well under a second, so a longer wait is a stuck connection.
+    total_budget
+        Seconds for the whole call, retries and waits included.
+    max_retries
+        Retries after the first attempt.
+    max_concurrency
+        Requests in flight at once from `aask`/`ask_many` fan-out; beyond it calls queue.
+    http_client, async_http_client
+        Your own httpx clients (proxies, TLS, transports). They are used as given and left open:
+        whoever creates a client closes it.
+    headers
+        Extra headers for every request.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        total_budget: float = 60.0,
+        max_retries: int = 3,
+        max_concurrency: int = 16,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 8.0,
+        http_client: httpx.Client | None = None,
+        async_http_client: httpx.AsyncClient | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._model = (model or os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL).strip()
+        base = (base_url or os.environ.get(BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"base_url must be an http(s) URL such as {DEFAULT_BASE_URL!r}, got {base!r}")
+        self._base_url = base
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        key = (key or "").strip() or None
+        host = parts.hostname.lower()
+        if key is None and any(host == h or host.endswith("." + h) for h in KEYED_HOSTS):
+            raise ConfigError(
+                f"{host} needs an API key: pass api_key=... or set {API_KEY_ENV}. (A local `seams serve` "
+                f"or another custom base_url needs none.)"
+            )
+        if key is not None and (not key.isascii() or not key.isprintable() or " " in key):
+            raise ConfigError("the API key must be printable ASCII without whitespace")
+        if not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if not (isinstance(max_concurrency, int) and max_concurrency >= 1):
+            raise ConfigError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
+        try:
+            self._policy = RetryPolicy(
+                max_retries=max_retries,
+                backoff_initial=backoff_initial,
+                backoff_max=backoff_max,
+                total_budget=total_budget,
+            )
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        self._timeout = float(timeout)
+        self._max_concurrency = max_concurrency
+        self._model_json = encode_model(self._model)
+        self._url = base + SYSTEM_ONE_PATH
+        self._models_url = base + MODELS_PATH
+        hdrs = {
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+            "User-Agent": f"seams/{__version__}",
+        }
+        if key is not None:
+            hdrs["Authorization"] = f"Bearer {key}"
+        hdrs.update(headers or {})
+        self._headers = hdrs
+        self._owns_client = http_client is None
+        self._client = http_client if http_client is not None else httpx.Client(headers=hdrs, timeout=self._timeout)
+        # Headers go on our own clients once; a caller's client gets them on each request.
+        self._request_headers: dict[str, str] | None = None if self._owns_client else hdrs
+        self._user_aclient = async_http_client
+        self._aclient: httpx.AsyncClient | None = async_http_client
+        self._aloop: asyncio.AbstractEventLoop | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def model_id(self) -> str:
+        """The model requested (calibrations are tied to it); the served id is `Answers.model`."""
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return self._policy
+
+    def __repr__(self) -> str:
+        return f"RemoteJudge(model={self._model!r}, base_url={self._base_url!r})"
+
+    # ------------------------------------------------------------------ sync
+
+    def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
+        """Answer every question about `state`: one request unless the protocol's budget forces more."""
+        prepared = _Prepared(state, questions)
+        started = time.perf_counter()
+        parts = []
+        for ids in prepared.groups:
+            body = encode_body(self._model_json, prepared.state_json, prepared.wired, ids)
+            response = self._send("POST", self._url, body)
+            parts.append(read_response(response.content, prepared.questions(ids)))
+        return _combine(prepared, parts, started)
+
+    def ask_many(
+        self, states: Sequence[Any], questions: Mapping[str, Any], *, return_exceptions: bool = False
+    ) -> list[Any]:
+        """`ask` for many states, up to `max_concurrency` at once, answers in input order.
+
+        With `return_exceptions=True` a state that fails gives its `SeamsError` in its slot
+        instead of failing the batch.
+        """
+        def one(state: Any) -> Any:
+            try:
+                return self.ask(state, questions)
+            except SeamsError as e:
+                if return_exceptions:
+                    return e
+                raise
+
+        states = list(states)
+        if len(states) <= 1:
+            return [one(s) for s in states]
+        with ThreadPoolExecutor(max_workers=min(self._max_concurrency, len(states))) as pool:
+            return list(pool.map(one, states))
+
+    def list_models(self) -> list[ModelInfo]:
+        """The models the server lists at `GET /v1/models`."""
+        return _read_models(self._send("GET", self._models_url, None).content)
+
+    def _send(self, method: str, url: str, body: bytes | None) -> httpx.Response:
+        """One call with retries; returns the 200 response or raises a typed error."""
+        if self._closed:
+            raise ConfigError("this RemoteJudge is closed")
+        attempts = self._policy.start()
+        last: SeamsError | None = None
+        while True:
+            remaining = attempts.remaining()
+            if remaining <= 0:
+                raise _with_attempts(_budget_error(attempts, last), attempts)
+            attempts.count += 1
+            advised: float | None = None
+            try:
+                response = self._client.request(
+                    method, url, content=body, headers=self._request_headers, timeout=min(self._timeout, remaining)
+                )
+            except httpx.TimeoutException as e:
+                last = JudgeTimeout(f"{method} {url} timed out: {type(e).__name__}")
+            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
+                raise ConfigError(f"cannot reach {url}: {e}") from None
+            except httpx.TransportError as e:
+                last = TransportError(f"{method} {url} failed: {type(e).__name__}: {e}")
+            else:
+                if response.status_code == 200:
+                    return response
+                last = status_error(response)
+                if response.status_code not in RETRY_STATUSES:
+                    raise last
+                advised = retry_after_seconds(response.headers)
+            wait = attempts.next_wait(advised)
+            if wait is None:
+                raise _with_attempts(last, attempts)
+            time.sleep(wait)
+
+    def close(self) -> None:
+        """Close the HTTP client this judge created (a client you passed in stays open)."""
+        self._closed = True
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> RemoteJudge:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ async
+
+    async def aask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
+        """Async `ask`. Split requests go out concurrently; all share the concurrency limit."""
+        prepared = _Prepared(state, questions)
+        started = time.perf_counter()
+
+        async def part(ids: list[str]) -> tuple[str, dict[str, Any], Usage]:
+            body = encode_body(self._model_json, prepared.state_json, prepared.wired, ids)
+            response = await self._asend("POST", self._url, body)
+            return read_response(response.content, prepared.questions(ids))
+
+        if len(prepared.groups) == 1:
+            parts = [await part(prepared.groups[0])]
+        else:
+            parts = list(await asyncio.gather(*(part(ids) for ids in prepared.groups)))
+        return _combine(prepared, parts, started)
+
+    async def aask_many(
+        self, states: Sequence[Any], questions: Mapping[str, Any], *, return_exceptions: bool = False
+    ) -> list[Any]:
+        """`aask` for many states concurrently (bounded by `max_concurrency`), in input order."""
+        async def one(state: Any) -> Any:
+            try:
+                return await self.aask(state, questions)
+            except SeamsError as e:
+                if return_exceptions:
+                    return e
+                raise
+
+        return list(await asyncio.gather(*(one(s) for s in states)))
+
+    async def alist_models(self) -> list[ModelInfo]:
+        """Async `list_models`."""
+        return _read_models((await self._asend("GET", self._models_url, None)).content)
+
+    def _async_state(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
+        """The async client and semaphore for the running loop, made on first use in each loop.
+
+        An httpx.AsyncClient's connections and an asyncio.Semaphore belong to one event loop;
+        a judge used from successive `asyncio.run` calls gets fresh ones rather than errors.
+        """
+        loop = asyncio.get_running_loop()
+        if self._aloop is not loop:
+            if self._user_aclient is None:
+                self._aclient = httpx.AsyncClient(headers=self._headers, timeout=self._timeout)
+            self._semaphore = asyncio.Semaphore(self._max_concurrency)
+            self._aloop = loop
+        assert self._aclient is not None and self._semaphore is not None
+        return self._aclient, self._semaphore
+
+    async def _asend(self, method: str, url: str, body: bytes | None) -> httpx.Response:
+        """Async mirror of `_send`."""
+        if self._closed:
+            raise ConfigError("this RemoteJudge is closed")
+        client, semaphore = self._async_state()
+        headers = None if self._user_aclient is None else self._headers
+        async with semaphore:
+            attempts = self._policy.start()
+            last: SeamsError | None = None
+            while True:
+                remaining = attempts.remaining()
+                if remaining <= 0:
+                    raise _with_attempts(_budget_error(attempts, last), attempts)
+                attempts.count += 1
+                advised: float | None = None
+                try:
+                    response = await client.request(
+                        method, url, content=body, headers=headers, timeout=min(self._timeout, remaining)
+                    )
+                except httpx.TimeoutException as e:
+                    last = JudgeTimeout(f"{method} {url} timed out: {type(e).__name__}")
+                except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
+                    raise ConfigError(f"cannot reach {url}: {e}") from None
+                except httpx.TransportError as e:
+                    last = TransportError(f"{method} {url} failed: {type(e).__name__}: {e}")
+                else:
+                    if response.status_code == 200:
+                        return response
+                    last = status_error(response)
+                    if response.status_code not in RETRY_STATUSES:
+                        raise last
+                    advised = retry_after_seconds(response.headers)
+                wait = attempts.next_wait(advised)
+                if wait is None:
+                    raise _with_attempts(last, attempts)
+                await asyncio.sleep(wait)
+
+    async def aclose(self) -> None:
+        """Close both HTTP clients this judge created."""
+        self._closed = True
+        if self._owns_client:
+            self._client.close()
+        if self._user_aclient is None and self._aclient is not None:
+            client, self._aclient, self._aloop = self._aclient, None, None
+            try:
+                await client.aclose()
+            except RuntimeError:  # its loop is gone; nothing is left open on it
+                pass
+
+    async def __aenter__(self) -> RemoteJudge:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def _read_models(content: bytes) -> list[ModelInfo]:
+    body = _decode_json(content, "models response")
+    models = body.get("models") if isinstance(body, dict) else None
+    if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("name"), str) for m in models):
+        raise ProtocolError('models response must be {"models": [{"name": ..., ...}, ...]}')
+    return [ModelInfo.model_validate(m) for m in models]
+
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MODEL",
+    "ModelInfo",
+    "RemoteJudge",
+    "is_moving_alias",
+    "read_response",
+    "status_error",
+    "warn_if_moving_alias",
+]

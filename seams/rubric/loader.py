@@ -1,0 +1,117 @@
+"""Reading rubric YAML with positions, so every error can name its file, line and column."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
+
+from ..errors import RubricError
+
+
+def parse_yaml(text: str, path: str | None) -> CommentedMap:
+    """The round-trip document (keeps positions and comments for write-back)."""
+    yaml = YAML(typ="rt")
+    try:
+        doc = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        col = mark.column + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise RubricError(f"malformed YAML: {problem}", path=path, line=line, column=col) from None
+    except Exception as exc:  # ruamel raises a few unmarked errors (e.g. bad encodings)
+        raise RubricError(f"malformed YAML: {exc}", path=path) from None
+    if not isinstance(doc, CommentedMap):
+        got = "an empty file" if doc is None else ("a list" if isinstance(doc, list) else f"a {type(doc).__name__}")
+        raise RubricError(f"a rubric is a YAML mapping, got {got}", path=path, line=1, column=1)
+    return doc
+
+
+def plain(node: Any) -> Any:
+    """Plain dicts and lists; mapping keys become strings (YAML reads `true:` as a boolean)."""
+    if isinstance(node, dict):
+        return {_key(k): plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [plain(v) for v in node]
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def _key(k: Any) -> Any:
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    if isinstance(k, (int, float)):
+        return str(k)
+    return k
+
+
+def position(doc: CommentedMap, loc: Sequence[Any]) -> tuple[int | None, int | None]:
+    """1-based line and column of the deepest node of `loc` found in the document."""
+    node: Any = doc
+    best: tuple[int | None, int | None] = (None, None)
+    for part in loc:
+        if isinstance(node, CommentedMap):
+            key = _find_key(node, part)
+            if key is None:
+                continue  # a tag pydantic added (e.g. the question type) rather than a real key
+            try:
+                line, col = node.lc.key(key)
+                best = (line + 1, col + 1)
+            except (KeyError, TypeError, AttributeError):
+                pass
+            node = node[key]
+        elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+            try:
+                line, col = node.lc.item(part)
+                best = (line + 1, col + 1)
+            except (KeyError, TypeError, AttributeError):
+                pass
+            node = node[part]
+    return best
+
+
+def _find_key(node: CommentedMap, part: Any) -> Any:
+    if part in node:
+        return part
+    for key in node:
+        if _key(key) == part:
+            return key
+    return None
+
+
+def located_error(exc: ValidationError, doc: CommentedMap, path: str | None) -> RubricError:
+    """The first validation error, with its position, field path, message and input."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = [p for p in first["loc"]]
+    line, col = position(doc, loc)
+    field = ".".join(str(p) for p in loc if p not in ("noul", "choice", "score") or loc.index(p) == 0)
+    msg = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        msg = f"unknown key {loc[-1]!r}"
+    elif first["type"] == "missing":
+        msg = f"missing required key {loc[-1]!r}"
+    elif first["type"] == "union_tag_invalid":
+        msg = f"unknown question type {first['input'].get('type')!r}; allowed: noul, choice, score"
+    more = f" (and {len(errors) - 1} more error(s))" if len(errors) > 1 else ""
+    return RubricError(msg + more, path=path, line=line, column=col, field=field or None)
+
+
+def read_text(path: str | Path) -> str:
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RubricError("no such rubric file", path=str(p)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RubricError(f"cannot read rubric: {exc}", path=str(p)) from None
+
+
+__all__ = ["located_error", "parse_yaml", "plain", "position", "read_text"]

@@ -1,0 +1,324 @@
+"""`Rubric`: a loaded rubric file — questions, policy and calibration in one reviewed place."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import warnings
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..answers import Answers
+from ..decision import Decision
+from ..errors import JudgeError, RubricError, StateError
+from ..policy import RAISE, Verdict, evaluate
+from ..questions import Choice, Noul, Score
+from ..state import backtick_refs, canonical_json, check_state
+from .loader import located_error, parse_yaml, plain, position, read_text
+from .schema import RubricSpec
+
+if TYPE_CHECKING:
+    from ..judges.base import Judge
+
+
+def fingerprint(value: Any) -> str:
+    """A short, stable hash of a JSON value (sorted keys, no whitespace)."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:16]
+
+
+def question_fingerprint(question: Noul | Choice | Score) -> str:
+    return fingerprint(question.wire())
+
+
+class CalibrationWarning(UserWarning):
+    """A rubric's calibration does not apply to the judge it runs on."""
+
+
+class Rubric:
+    """A validated rubric. Build one with `Rubric.load(path)`, `Rubric.loads(text)` or
+    `Rubric.builtin(name)`; decide with `rubric.decide(state, judge=...)`."""
+
+    def __init__(self, spec: RubricSpec, *, path: str | None = None, source: str | None = None) -> None:
+        self.spec = spec
+        self.path = path
+        self.source = source
+        self._stale_warned: set[str] = set()
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def load(cls, path: str | Path) -> Rubric:
+        """Read and validate a rubric file; every error names the file, line, column and field."""
+        text = read_text(path)
+        return cls.loads(text, path=str(path))
+
+    @classmethod
+    def loads(cls, text: str, *, path: str | None = None) -> Rubric:
+        doc = parse_yaml(text, path)
+        try:
+            spec = RubricSpec.model_validate(plain(doc))
+        except ValidationError as exc:
+            raise located_error(exc, doc, path) from None
+        _check_semantics(spec, doc, path)
+        return cls(spec, path=path, source=text)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rubric:
+        try:
+            spec = RubricSpec.model_validate(dict(data))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise RubricError(first["msg"].removeprefix("Value error, "), field=field or None) from None
+        _check_semantics(spec, None, None)
+        return cls(spec)
+
+    @classmethod
+    def builtin(cls, name: str) -> Rubric:
+        """A rubric shipped with seams, by name (`memory-admission`, `lint/swallowed-error`)."""
+        path = builtin_path(name)
+        return cls.load(path)
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def version(self) -> str:
+        return self.spec.version
+
+    @property
+    def questions(self) -> dict[str, Noul | Choice | Score]:
+        return dict(self.spec.questions)
+
+    @property
+    def policy(self):
+        return self.spec.policy
+
+    @property
+    def calibration(self):
+        return self.spec.calibration
+
+    @property
+    def hash(self) -> str:
+        """Content hash for audit: name, version, state, questions and policy.
+
+        Description, comments, layout and the calibration block do not change it, so a
+        decision's hash identifies the judgement that was asked, not how the file looks.
+        """
+        return fingerprint(
+            {
+                "name": self.spec.name,
+                "version": self.spec.version,
+                "state": self.spec.state.model_dump(mode="json"),
+                "questions": {qid: q.wire() for qid, q in self.spec.questions.items()},
+                "policy": self.policy_fingerprint(),
+            }
+        )
+
+    def policy_fingerprint(self) -> str:
+        return fingerprint(self.spec.policy.model_dump(mode="json", by_alias=True))
+
+    def stale_reasons(self, model_id: str | None) -> list[str]:
+        """Why the calibration block does not apply (empty when it does, or when there is none)."""
+        cal = self.spec.calibration
+        if cal is None:
+            return []
+        reasons = []
+        if model_id is not None and cal.model != model_id:
+            reasons.append(f"fitted on model {cal.model!r}, running on {model_id!r}")
+        if cal.policy_fingerprint != self.policy_fingerprint():
+            reasons.append("the policy changed since it was fitted")
+        for qid, qc in cal.questions.items():
+            q = self.spec.questions.get(qid)
+            if q is None:
+                reasons.append(f"question {qid!r} no longer exists")
+            elif qc.fingerprint != question_fingerprint(q):
+                reasons.append(f"question {qid!r} changed wording since it was fitted")
+        return reasons
+
+    # ------------------------------------------------------------------ deciding
+
+    def check_state(self, state: Any) -> Any:
+        """Validate a state against the rubric's declared shape; raise `StateError`."""
+        check_state(state)
+        spec = self.spec.state
+        expected = {"text": str, "object": dict, "array": list}[spec.type]
+        if not isinstance(state, expected):
+            raise StateError(f"rubric {self.name!r} expects a {spec.type} state, got {type(state).__name__}")
+        if spec.type == "object":
+            missing = [f for f, fs in spec.fields.items() if fs.required and f not in state]
+            if missing:
+                raise StateError(
+                    f"rubric {self.name!r}: state is missing required field(s) {missing}; "
+                    f"declared fields: {list(spec.fields)}"
+                )
+        return state
+
+    def decide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False) -> Decision:
+        """Ask every question about `state` and apply the policy.
+
+        Input errors (a bad state) raise before anything is sent. A judge error becomes the
+        policy's `on_error` outcome (never an `act` outcome), or propagates when it is `raise`.
+        """
+        self.check_state(state)
+        judge = judge if judge is not None else _default_judge()
+        started = time.perf_counter()
+        try:
+            answers = judge.ask(state, self.spec.questions)
+        except JudgeError as exc:
+            return self._on_error(exc, judge, state, started, keep_state)
+        return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started))
+
+    async def adecide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False) -> Decision:
+        """`decide` for async code: the judge's `aask`, never blocking the event loop."""
+        self.check_state(state)
+        judge = judge if judge is not None else _default_judge()
+        started = time.perf_counter()
+        try:
+            answers = await judge.aask(state, self.spec.questions)
+        except JudgeError as exc:
+            return self._on_error(exc, judge, state, started, keep_state)
+        return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started))
+
+    def decide_answers(self, answers: Answers, *, state: Any = None, latency_ms: float | None = None) -> Decision:
+        """Apply the policy to answers already in hand (replays, calibration, tests)."""
+        cal = self.spec.calibration
+        calibrated = cal is not None and not self._stale(answers.model)
+        if calibrated and _moving_alias(answers.model):
+            warnings.warn(
+                f"rubric {self.name!r} is calibrated on {cal.model!r} but runs on the moving alias "  # type: ignore[union-attr]
+                f"{answers.model!r}: the model behind it can change without notice",
+                CalibrationWarning,
+                stacklevel=3,
+            )
+        verdict: Verdict = evaluate(
+            self.spec.policy,
+            answers.answers,
+            thresholds=cal.threshold_overrides() if calibrated else None,  # type: ignore[union-attr]
+            transform=cal.transform if calibrated else None,  # type: ignore[union-attr]
+        )
+        return Decision(
+            **verdict.model_dump(),
+            answers=answers.answers,
+            rubric=self.name,
+            rubric_version=self.version,
+            rubric_hash=self.hash,
+            model=answers.model,
+            calibrated=calibrated,
+            latency_ms=latency_ms if latency_ms is not None else answers.latency_ms,
+            windows=answers.windows,
+            state=state,
+        )
+
+    def _stale(self, model_id: str) -> bool:
+        reasons = self.stale_reasons(model_id)
+        if reasons and model_id not in self._stale_warned:
+            self._stale_warned.add(model_id)
+            warnings.warn(
+                f"calibration of rubric {self.name!r} is stale and was not applied: {'; '.join(reasons)}",
+                CalibrationWarning,
+                stacklevel=4,
+            )
+        return bool(reasons)
+
+    def _on_error(self, exc: JudgeError, judge: Judge, state: Any, started: float, keep_state: bool) -> Decision:
+        policy = self.spec.policy
+        outcome = policy.on_error_outcome
+        if outcome == RAISE:
+            raise exc
+        return Decision(
+            outcome=outcome,
+            kind=policy.outcomes[outcome],
+            rule="on_error",
+            zone="error",
+            rubric=self.name,
+            rubric_version=self.version,
+            rubric_hash=self.hash,
+            model=getattr(judge, "model_id", None),
+            latency_ms=_ms(started),
+            error=f"{type(exc).__name__}: {exc}",
+            state=state if keep_state else None,
+        )
+
+    def __repr__(self) -> str:
+        return f"Rubric({self.name!r}, version={self.version!r}, questions={list(self.spec.questions)})"
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def _moving_alias(model: str) -> bool:
+    try:
+        from ..judges.remote import is_moving_alias
+    except ImportError:  # pragma: no cover - remote judge always ships
+        return model.endswith("latest") or model.endswith("preview")
+    return is_moving_alias(model)
+
+
+def _default_judge() -> Judge:
+    from ..judges import default_judge
+
+    return default_judge()
+
+
+def _check_semantics(spec: RubricSpec, doc: Any, path: str | None) -> None:
+    """Checks that need the whole rubric: backtick fields and the questions the policy names."""
+
+    def fail(message: str, loc: list[Any]) -> None:
+        line, col = position(doc, loc) if doc is not None else (None, None)
+        raise RubricError(message, path=path, line=line, column=col, field=".".join(map(str, loc)))
+
+    declared = spec.state.fields
+    for qid, q in spec.questions.items():
+        texts: list[tuple[list[Any], Any]] = [(["questions", qid, "instructions"], q.instructions)]
+        if isinstance(q, Noul) and q.criteria is not None:
+            texts += [(["questions", qid, "criteria"], [q.criteria.true, q.criteria.false])]
+        elif isinstance(q, (Choice, Score)):
+            texts += [(["questions", qid, "criteria"], q.criteria)]
+        for loc, text in texts:
+            for ref in backtick_refs(text):
+                if ref not in declared:
+                    have = f"declared fields: {list(declared)}" if declared else f"the state is {spec.state.type} and declares no fields"
+                    fail(f"`{ref}` names a state field that is not declared ({have})", loc)
+    for i, rule in enumerate(spec.policy.rules):
+        for rule_id, message in spec.policy.check_questions(spec.questions):
+            if rule_id == rule.id:
+                fail(f"rule {rule_id!r} {message}", ["policy", "rules", i])
+
+
+def builtin_path(name: str) -> Path:
+    """Where a built-in rubric lives: inside the wheel, or in the source tree's `rubrics/`."""
+    rel = name if name.endswith((".yaml", ".yml")) else f"{name}.yaml"
+    candidates = []
+    try:
+        candidates.append(Path(str(resources.files("seams") / "_rubrics" / rel)))
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover
+        pass
+    candidates.append(Path(__file__).resolve().parents[2] / "rubrics" / rel)
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise RubricError(f"no built-in rubric named {name!r}; available: {builtin_names()}")
+
+
+def builtin_names() -> list[str]:
+    roots = [Path(__file__).resolve().parents[2] / "rubrics"]
+    try:
+        roots.insert(0, Path(str(resources.files("seams") / "_rubrics")))
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover
+        pass
+    for root in roots:
+        if root.is_dir():
+            return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml"))
+    return []
+
+
+__all__ = ["CalibrationWarning", "Rubric", "builtin_names", "builtin_path", "fingerprint", "question_fingerprint"]

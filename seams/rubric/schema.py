@@ -1,0 +1,75 @@
+"""The shape of a rubric file, as pydantic models. Unknown keys are rejected everywhere."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..calibration.block import CalibrationBlock
+from ..policy import Policy
+from ..questions import Choice, Noul, Question, Score
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StateField(_Spec):
+    """One named field of an object state."""
+
+    description: str | None = None
+    required: bool = True
+
+
+class StateSpec(_Spec):
+    """What the judged state looks like: plain text, an array, or an object with named fields."""
+
+    type: Literal["text", "object", "array"] = "object"
+    fields: dict[str, StateField] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if isinstance(data, str):  # `state: text`
+            return {"type": data}
+        if isinstance(data, dict) and isinstance(data.get("fields"), dict):
+            fields = {
+                k: ({"description": v} if isinstance(v, str) or v is None else v) for k, v in data["fields"].items()
+            }
+            data = {**data, "fields": fields}
+        return data
+
+    @model_validator(mode="after")
+    def _fields_need_object(self) -> StateSpec:
+        if self.fields and self.type != "object":
+            raise ValueError(f"fields apply to an object state, not to a {self.type} state")
+        return self
+
+
+class RubricSpec(_Spec):
+    """A whole rubric file."""
+
+    name: str = Field(min_length=1)
+    version: str = "1"
+    description: str | None = None
+    state: StateSpec = Field(default_factory=StateSpec)
+    questions: dict[str, Question] = Field(min_length=1)
+    policy: Policy
+    calibration: CalibrationBlock | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+    @field_validator("questions")
+    @classmethod
+    def _ids(cls, value: dict[str, Noul | Choice | Score]) -> dict[str, Noul | Choice | Score]:
+        for qid in value:
+            if not qid.strip():
+                raise ValueError("question ids must be non-empty")
+        return value
+
+
+__all__ = ["RubricSpec", "StateField", "StateSpec"]

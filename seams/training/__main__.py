@@ -1,0 +1,91 @@
+"""`python -m seams.training build|train|export|card` — the shipped model's pipeline.
+
+    python -m seams.training build  --data /work/shared/data --run /work/train_runs/r1
+    python -m seams.training train  --run /work/train_runs/r1 [--resume]
+    python -m seams.training export --run /work/train_runs/r1 --out seams/models/seams-minilm
+    python -m seams.training card   --run /work/train_runs/r1 --out seams/models/seams-minilm \
+        --metrics /work/train_runs/r1/metrics.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+DEFAULT_OUT = Path(__file__).resolve().parent.parent / "models" / "seams-minilm"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m seams.training")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    b = sub.add_parser("build", help="build the training mixture (JSONL) into the run directory")
+    b.add_argument("--data", type=Path, default=Path("/work/shared/data"))
+    b.add_argument("--run", type=Path, required=True)
+    b.add_argument("--seed", type=int, default=13)
+    b.add_argument("--scale", type=float, default=1.0, help="multiply every task's size")
+
+    t = sub.add_parser("train", help="fine-tune the cross-encoder on the run's mixture")
+    t.add_argument("--run", type=Path, required=True)
+    t.add_argument("--seed", type=int, default=13)
+    t.add_argument("--epochs", type=int, default=1)
+    t.add_argument("--batch-size", type=int, default=32)
+    t.add_argument("--lr", type=float, default=5e-5)
+    t.add_argument("--max-length", type=int, default=160)
+    t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--ckpt-every", type=int, default=200)
+    t.add_argument("--limit-steps", type=int, default=None)
+    t.add_argument("--resume", action="store_true")
+
+    e = sub.add_parser("export", help="export ONNX, quantise to int8, parity-check, write config")
+    e.add_argument("--run", type=Path, required=True)
+    e.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    e.add_argument("--choice-temperature", type=float, default=None)
+
+    c = sub.add_parser("card", help="write MODEL_CARD.md from the run's records and metrics")
+    c.add_argument("--run", type=Path, required=True)
+    c.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    c.add_argument("--metrics", type=Path, default=None)
+
+    args = ap.parse_args(argv)
+    if args.cmd == "build":
+        from .mixture import build_mixture, write_mixture
+
+        ex = build_mixture(args.data, seed=args.seed, scale=args.scale)
+        digest = write_mixture(ex, args.run / "mixture.jsonl")
+        tasks = Counter(x.task for x in ex)
+        sources = Counter(f"{x.task}/{x.source}" for x in ex)
+        pos = Counter(x.task for x in ex if x.label >= 0.5)
+        info = {
+            "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "data": str(args.data),
+            "tasks": dict(tasks.most_common()), "positives": dict(pos), "sources": dict(sorted(sources.items())),
+            "wordings": dict(Counter(x.wording for x in ex)),
+        }
+        (args.run / "mixture.json").write_text(json.dumps(info, indent=2))
+        print(json.dumps({"pairs": len(ex), "hash": digest, "tasks": info["tasks"]}, indent=2))
+        return 0
+    if args.cmd == "train":
+        from .train import train
+
+        train(args.run / "mixture.jsonl", args.run, seed=args.seed, epochs=args.epochs, batch_size=args.batch_size,
+              lr=args.lr, max_length=args.max_length, threads=args.threads, ckpt_every=args.ckpt_every,
+              resume=args.resume, limit_steps=args.limit_steps)
+        return 0
+    if args.cmd == "export":
+        from .export import export
+
+        export(args.run, args.out, choice_temperature=args.choice_temperature)
+        return 0
+    if args.cmd == "card":
+        from .card import write_card
+
+        write_card(args.run, args.out, args.metrics)
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

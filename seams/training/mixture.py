@@ -1,0 +1,637 @@
+"""The multi-task training mixture and the held-out evaluation sets.
+
+Readers turn each public set under the shared data directory (see its README; only sets marked
+``train? yes`` are read for training) into canonical raw examples; task builders ask them through
+the wordings of `seams.training.wordings`, building real `Noul`/`Choice` questions and states and
+turning them into (hypothesis, state text, label) pairs with the runtime's own
+`seams.judges.local.hypotheses` functions, so training sees exactly what the local judge asks.
+
+Every split is decided by a stable hash of a text key, so the training mixture and the evaluation
+sets never share an item (SNLI/MNLI by premise, QNLI by question, ...), and held-out wordings never
+reach training. ``build_mixture`` and ``build_eval`` are deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import random
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..judges.local.hypotheses import choice_hypotheses, noul_hypothesis, state_text
+from ..questions import Choice, Noul
+from . import wordings as W
+
+DEFAULT_DATA = Path("/work/shared/data")
+
+# --------------------------------------------------------------------------------------------
+# splits
+# --------------------------------------------------------------------------------------------
+
+
+def _h(key: str) -> int:
+    return int(hashlib.md5(key.strip().lower().encode("utf-8")).hexdigest()[:8], 16) % 1000
+
+
+def is_eval(key: str, frac: float) -> bool:
+    """Stable split: an item whose key hashes under `frac` belongs to evaluation."""
+    return _h(key) < int(frac * 1000)
+
+
+def _norm_label(x: str) -> str:
+    return x.strip().lower().replace(" ", "_")
+
+
+@dataclass
+class Pair:
+    a: str
+    b: str
+    label: str  # entailment / neutral / contradiction, or restates / corrects / adds
+    source: str
+
+
+# --------------------------------------------------------------------------------------------
+# readers
+# --------------------------------------------------------------------------------------------
+
+
+def read_tsv(path: Path, header: bool = True) -> Iterator[list[str]]:
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        if header:
+            next(reader, None)
+        yield from reader
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                yield json.loads(line)
+
+
+def nli_pairs(data: Path, split: str) -> list[Pair]:
+    """3-way NLI pairs. split='train' or 'eval'."""
+    out: list[Pair] = []
+    want_eval = split == "eval"
+    for r in read_jsonl(data / "nli/snli_dev.jsonl"):
+        if r["label"] in ("entailment", "neutral", "contradiction") and is_eval(r["premise"], 0.15) == want_eval:
+            out.append(Pair(r["premise"], r["hypothesis"], r["label"], "snli"))
+    for row in read_tsv(data / "nli/mnli_dev_matched.tsv"):
+        if len(row) < 4:
+            continue
+        _, p, h, lab = row[:4]
+        if lab in ("entailment", "neutral", "contradiction") and is_eval(p, 0.15) == want_eval:
+            out.append(Pair(p, h, lab, "mnli"))
+    cf = "test.tsv" if want_eval else "train.tsv"
+    for row in read_tsv(data / "nli/counterfactual_snli/all_combined" / cf):
+        if len(row) >= 3 and row[2] in ("entailment", "neutral", "contradiction"):
+            out.append(Pair(row[0], row[1], row[2], "cf_snli"))
+    for r in read_jsonl(data / "nli/breaking_nli.jsonl"):
+        lab = r.get("gold_label")
+        if lab in ("entailment", "neutral", "contradiction") and is_eval(r["sentence1"], 0.15) == want_eval:
+            out.append(Pair(r["sentence1"], r["sentence2"], lab, "breaking_nli"))
+    return out
+
+
+def memory_pairs(data: Path, split: str) -> list[Pair]:
+    """(old, new, restates|corrects|adds) pairs for memory admission."""
+    want_eval = split == "eval"
+    nli_map = {"entailment": "restates", "contradiction": "corrects", "neutral": "adds"}
+    out: list[Pair] = []
+    # counterfactual SNLI minimal edits: the revised sentences flip the label with a small edit
+    cf = "test.tsv" if want_eval else "train.tsv"
+    for sub in ("revised_hypothesis", "revised_premise"):
+        for row in read_tsv(data / "nli/counterfactual_snli" / sub / cf):
+            if len(row) >= 3 and row[2] in nli_map:
+                out.append(Pair(row[0], row[1], nli_map[row[2]], "cf_snli"))
+    # PAWS: same words; 1 = same meaning (restates), 0 = different meaning (corrects)
+    paws = "paws_wiki_test.tsv" if want_eval else "paws_wiki_dev.tsv"
+    for row in read_tsv(data / "nli" / paws, header=False):
+        if len(row) >= 4 and row[3] in ("0", "1"):
+            out.append(Pair(row[1], row[2], "restates" if row[3] == "1" else "corrects", "paws"))
+    if not want_eval:
+        for r in read_jsonl(data / "nli/breaking_nli.jsonl"):
+            lab = r.get("gold_label")
+            if lab in nli_map and not is_eval(r["sentence1"], 0.15):
+                out.append(Pair(r["sentence1"], r["sentence2"], nli_map[lab], "breaking_nli"))
+    fever_files = ["fever_symmetric_test.jsonl"] if want_eval else [
+        "fever_symmetric_full.jsonl", "fever_symmetric_generated.jsonl", "fever_symmetric_dev.jsonl"]
+    fmap = {"SUPPORTS": "restates", "REFUTES": "corrects"}
+    for fn in fever_files:
+        for r in read_jsonl(data / "nli/fever_symmetric" / fn):
+            ev = r.get("evidence_sentence") or r.get("evidence")
+            if r.get("label") in fmap and ev:
+                out.append(Pair(_clean_wiki(ev), _clean_wiki(r["claim"]), fmap[r["label"]], "fever_sym"))
+    vmap = {"supports": "restates", "refutes": "corrects", "not enough info": "adds"}
+    vfiles = ["test.jsonl"] if want_eval else [f"train_{i}.jsonl" for i in range(5)]
+    for fn in vfiles:
+        for r in read_jsonl(data / "nli/samples/vitaminc" / fn):
+            if r.get("label") in vmap:
+                out.append(Pair(_clean_wiki(r["evidence"]), _clean_wiki(r["claim"]), vmap[r["label"]], "vitaminc"))
+    return out
+
+
+def _clean_wiki(s: str) -> str:
+    s = s.replace("-LRB-", "(").replace("-RRB-", ")").replace("-LSB-", "[").replace("-RSB-", "]")
+    s = re.sub(r"\s+([.,;:)\]'])", r"\1", s)
+    s = re.sub(r"([(\[])\s+", r"\1", s)
+    return s.replace(" 's", "'s").strip()
+
+
+def relevance_pairs(data: Path, split: str) -> list[tuple[str, str, bool, str]]:
+    """(query, passage, relevant, source)."""
+    want_eval = split == "eval"
+    out = []
+    rows = []
+    for row in read_tsv(data / "nli/qnli_dev.tsv"):
+        if len(row) >= 4 and row[3] in ("entailment", "not_entailment"):
+            rows.append(row)
+    sentences = [r[2] for r in rows]
+    rng = random.Random(7)
+    for row in rows:
+        _, q, s, lab = row[:4]
+        if is_eval(q, 0.2) != want_eval:
+            continue
+        out.append((q, s, lab == "entailment", "qnli"))
+        if rng.random() < 0.25:  # an easy negative: a passage from elsewhere
+            out.append((q, rng.choice(sentences), False, "qnli_random"))
+    return out
+
+
+def evidence_pairs(data: Path, split: str) -> list[tuple[str, str, bool, str]]:
+    """(claim, evidence, supported, source) from WiCE (plus FEVER / VitaminC for training)."""
+    want_eval = split == "eval"
+    out = []
+    for r in read_jsonl(data / "evidence/wice/oracle_chunks_claim_dev.jsonl"):
+        lab = r.get("label")
+        if lab not in ("supported", "not_supported") or is_eval(r["claim"], 0.2) != want_eval:
+            continue
+        ev = " ".join(s for s in r["evidence"] if s)
+        out.append((r["claim"], ev[:1200], lab == "supported", "wice"))
+    if not want_eval:
+        for fn in ["fever_symmetric_full.jsonl", "fever_symmetric_generated.jsonl"]:
+            for r in read_jsonl(data / "nli/fever_symmetric" / fn):
+                ev = r.get("evidence_sentence")
+                if ev and r.get("label") in ("SUPPORTS", "REFUTES"):
+                    out.append((_clean_wiki(r["claim"]), _clean_wiki(ev), r["label"] == "SUPPORTS", "fever_sym"))
+        for i in range(5):
+            for r in read_jsonl(data / f"nli/samples/vitaminc/train_{i}.jsonl"):
+                out.append((_clean_wiki(r["claim"]), _clean_wiki(r["evidence"]), r["label"] == "supports", "vitaminc"))
+    return out
+
+
+# ---- injection ---------------------------------------------------------------------------
+BIPIA_EVAL_TEXT = {"Persuasion", "Anagramming", "Language Translation"}
+BIPIA_EVAL_CODE = {"Cryptocurrency Mining", "Memory Scanning"}
+_PREFIXES = [
+    "", "", "", "Also, ", "Before you answer, ", "IMPORTANT: ", "Note to the AI assistant: ",
+    "[system] ", "P.S. ", "Assistant, ", "<!-- ", "### Instruction: ",
+]
+
+
+def _bipia_context(r: dict[str, Any], kind: str) -> str:
+    if kind == "code":
+        ctx = "\n".join(r.get("context") or [])
+        return ctx
+    return r.get("context", "")
+
+
+def _window(text: str, rng: random.Random, size: int = 450) -> str:
+    if len(text) <= size:
+        return text
+    start = rng.randrange(0, len(text) - size)
+    return text[start:start + size]
+
+
+def _insert(ctx: str, attack: str, rng: random.Random) -> str:
+    breaks = [m.end() for m in re.finditer(r"(?<=[.!?\n])\s", ctx)] or [len(ctx)]
+    pos = rng.choice([0, len(ctx)] + breaks)
+    pre = rng.choice(_PREFIXES)
+    return (ctx[:pos].rstrip() + " " + pre + attack + " " + ctx[pos:].lstrip()).strip()
+
+
+def injection_items(data: Path, split: str, seed: int = 0) -> list[tuple[str, str | None, bool, str]]:
+    """(text, user task or None, is_injection, source)."""
+    want_eval = split == "eval"
+    rng = random.Random(seed + (1 if want_eval else 0))
+    out: list[tuple[str, str | None, bool, str]] = []
+    pos_texts: list[str] = []
+    for r in read_jsonl(data / "injection/deepset_train.jsonl"):
+        if is_eval(r["text"], 0.2) == want_eval:
+            out.append((r["text"], None, r["label"] == 1, "deepset"))
+            if r["label"] == 1:
+                pos_texts.append(r["text"])
+    with open(data / "injection/jailbreak_train_balanced.csv", encoding="utf-8", newline="") as f:
+        for r in csv.DictReader(f):
+            if is_eval(r["prompt"], 0.2) == want_eval:
+                out.append((r["prompt"][:1500], None, r["type"] == "jailbreak", "jailbreak"))
+                if r["type"] == "jailbreak" and len(r["prompt"]) < 400:
+                    pos_texts.append(r["prompt"])
+    text_attacks = json.loads((data / "injection/bipia/text_attack_train.json").read_text())
+    code_attacks = json.loads((data / "injection/bipia/code_attack_train.json").read_text())
+    for kind in ("email", "table", "code"):
+        attacks = code_attacks if kind == "code" else text_attacks
+        held = BIPIA_EVAL_CODE if kind == "code" else BIPIA_EVAL_TEXT
+        pool = [a for cat, lst in attacks.items() if (cat in held) == want_eval for a in lst]
+        for r in read_jsonl(data / f"injection/bipia/{kind}/train.jsonl"):
+            ctx = _bipia_context(r, kind)
+            if not ctx or is_eval(ctx[:200], 0.2) != want_eval:
+                continue
+            task = r.get("question") or ("Answer the question about this code." if kind == "code" else None)
+            reps = 2 if want_eval else 6
+            for _ in range(reps):
+                w = _window(ctx, rng)
+                out.append((w, task, False, f"bipia_{kind}"))
+                out.append((_insert(w, rng.choice(pool), rng), task, True, f"bipia_{kind}"))
+    # attacks hidden in ordinary passages (training only): QNLI sentences with an injection inside
+    if not want_eval:
+        passages = [row[2] for row in read_tsv(data / "nli/qnli_dev.tsv") if len(row) >= 4 and not is_eval(row[1], 0.2)]
+        rng.shuffle(passages)
+        for i, p in enumerate(passages[:1200]):
+            if i % 2 == 0 and pos_texts:
+                out.append((_insert(p, rng.choice(pos_texts), rng), None, True, "hidden_in_passage"))
+            else:
+                out.append((p, None, False, "qnli_passage"))
+        with open(data / "intents/banking77_train.csv", encoding="utf-8", newline="") as f:
+            benign = [r["text"] for r in csv.DictReader(f)]
+        for t in rng.sample(benign, 400):
+            out.append((t, None, False, "banking77_benign"))
+    return out
+
+
+# ---- tools and intents -------------------------------------------------------------------
+@dataclass
+class ToolItem:
+    request: str
+    gold: str | None  # None = no tool fits
+    tools: dict[str, str | None]  # candidate name -> description (may include gold)
+    source: str
+    pool: dict[str, str | None] = field(default_factory=dict)  # where distractors come from
+
+
+def _short(desc: str | None, words: int = 30) -> str | None:
+    if desc is None:
+        return None
+    parts = desc.split()
+    return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
+
+
+def _bfcl_items(data: Path, name: str) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in open(data / f"tools/bfcl/BFCL_v4_{name}.json", encoding="utf-8")]
+
+
+def _bfcl_request(item: dict[str, Any]) -> str:
+    return " ".join(m["content"] for turn in item["question"] for m in turn if m.get("role") == "user")
+
+
+def _humanise(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def tool_items(data: Path, split: str, seed: int = 0) -> list[ToolItem]:
+    """Raw requests with their gold tool and the tool pool they come from."""
+    want_eval = split == "eval"
+    out: list[ToolItem] = []
+    # MetaTool
+    des = json.loads((data / "tools/metatool/plugin_des.json").read_text())
+    with open(data / "tools/metatool/all_clean_data.csv", encoding="utf-8", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["Tool"] in des and is_eval(r["Query"], 0.15) == want_eval:
+                out.append(ToolItem(r["Query"], r["Tool"], {}, "metatool", des))
+    # CLINC150 (train for training, val for evaluation) incl. out-of-scope
+    clinc = json.loads((data / "intents/clinc150_train_val.json").read_text())
+    rows = clinc["val"] + clinc["oos_val"] if want_eval else clinc["train"] + clinc["oos_train"]
+    intents = sorted({lab for _, lab in clinc["train"]})
+    pool = dict.fromkeys(intents)
+    for text, lab in rows:
+        out.append(ToolItem(text, None if lab == "oos" else lab, {}, "clinc150", pool))
+    # Banking77
+    with open(data / "intents/banking77_train.csv", encoding="utf-8", newline="") as f:
+        brows = list(csv.DictReader(f))
+    bpool = dict.fromkeys(sorted({r["category"] for r in brows}))
+    for r in brows:
+        if is_eval(r["text"], 0.15) == want_eval:
+            out.append(ToolItem(r["text"], r["category"], {}, "banking77", bpool))
+    if not want_eval:
+        # BFCL simple_python and parallel_multiple train; multiple / irrelevance are evaluation
+        fpool: dict[str, str | None] = {}
+        items = _bfcl_items(data, "simple_python") + _bfcl_items(data, "parallel_multiple")
+        for it in items:
+            for fn in it["function"]:
+                fpool[fn["name"]] = fn.get("description")
+        for it in _bfcl_items(data, "simple_python"):
+            fn = it["function"][0]
+            out.append(ToolItem(_bfcl_request(it), fn["name"], {}, "bfcl_simple", fpool))
+    return out
+
+
+def bfcl_eval(data: Path) -> tuple[list[ToolItem], list[ToolItem]]:
+    """BFCL multiple (gold from possible_answer) and irrelevance (no tool fits)."""
+    answers = {}
+    for line in open(data / "tools/bfcl/possible_answer/BFCL_v4_multiple.json", encoding="utf-8"):
+        a = json.loads(line)
+        answers[a["id"]] = next(iter(a["ground_truth"][0]))
+    multiple = []
+    for it in _bfcl_items(data, "multiple"):
+        tools = {fn["name"]: fn.get("description") for fn in it["function"]}
+        multiple.append(ToolItem(_bfcl_request(it), answers[it["id"]], tools, "bfcl_multiple"))
+    irrelevance = []
+    for it in _bfcl_items(data, "irrelevance"):
+        tools = {fn["name"]: fn.get("description") for fn in it["function"]}
+        irrelevance.append(ToolItem(_bfcl_request(it), None, tools, "bfcl_irrelevance"))
+    return multiple, irrelevance
+
+
+def _candidates(item: ToolItem, rng: random.Random, k: int) -> dict[str, str | None]:
+    """Gold (if any) plus k-1 (or k) distractors from the item's pool, shuffled."""
+    if item.tools:
+        return item.tools
+    names = [n for n in item.pool if n != item.gold]
+    chosen = rng.sample(names, min(len(names), k - (1 if item.gold else 0)))
+    if item.gold:
+        chosen.append(item.gold)
+    rng.shuffle(chosen)
+    return {n: _short(item.pool[n]) for n in chosen}
+
+
+# --------------------------------------------------------------------------------------------
+# examples
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Example:
+    task: str
+    source: str
+    wording: str
+    hypothesis: str
+    state: str
+    label: float
+
+    def row(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+def _noul_example(task: str, source: str, w: Any, q: Noul, state: Any, label: bool) -> Example:
+    y = (not label) if getattr(w, "invert", False) else label
+    return Example(task, source, w.id, noul_hypothesis(q), state_text(state), float(y))
+
+
+def _choice_examples(task: str, source: str, w: W.ChoiceWording, q: Choice, state: Any,
+                     gold: str | None) -> list[Example]:
+    hyps = choice_hypotheses(q)
+    st = state_text(state)
+    out = []
+    for name, hyp in zip(q.options, hyps, strict=True):
+        is_none = w.none_option is not None and name == w.none_option[0]
+        y = (gold is None) if is_none else (name == gold)
+        out.append(Example(task, source, w.id, hyp, st, float(y)))
+    return out
+
+
+def _maybe_swap_case(rng: random.Random, name: str) -> str:
+    return _humanise(name) if rng.random() < 0.5 else name
+
+
+def _balanced(items: list[Any], pos: Any, n: int, pos_frac: float, rng: random.Random) -> list[Any]:
+    p = [x for x in items if pos(x)]
+    q = [x for x in items if not pos(x)]
+    rng.shuffle(p)
+    rng.shuffle(q)
+    n_p = min(len(p), int(n * pos_frac))
+    n_q = min(len(q), n - n_p)
+    return p[:n_p] + q[:n_q]
+
+
+def _cap_sources(items: list[Any], source_of: Any, cap: int, rng: random.Random) -> list[Any]:
+    by: dict[str, list[Any]] = {}
+    for x in items:
+        by.setdefault(source_of(x), []).append(x)
+    out = []
+    for lst in by.values():
+        rng.shuffle(lst)
+        out.extend(lst[:cap])
+    return out
+
+
+#: pairs per task in the default mixture (approximate: choices add one pair per option)
+DEFAULT_SIZES = {
+    "contradiction": 5000,
+    "entailment": 3500,
+    "nli_choice": 900,  # examples x 3 options
+    "correction": 3500,
+    "restatement": 3500,
+    "adds": 1500,
+    "memory_choice": 800,  # x 3
+    "relevance": 5000,
+    "evidence": 2000,
+    "injection": 7000,
+    "tool_choice": 2000,  # x ~4.5 options
+    "tool_gate": 3000,
+}
+
+
+def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0) -> list[Example]:
+    rng = random.Random(seed)
+    sizes = {k: max(1, int(v * scale)) for k, v in DEFAULT_SIZES.items()}
+    ex: list[Example] = []
+
+    def pick(task: str) -> Any:
+        return rng.choice(W.train_wordings(task))
+
+    nli = _cap_sources(nli_pairs(data, "train"), lambda p: p.source, 6000, rng)
+    for p in _balanced(nli, lambda p: p.label == "contradiction", sizes["contradiction"], 0.45, rng):
+        w = pick("contradiction")
+        ex.append(_noul_example("contradiction", p.source, w, w.question(), w.state(p.a, p.b),
+                                p.label == "contradiction"))
+    for p in _balanced(nli, lambda p: p.label == "entailment", sizes["entailment"], 0.45, rng):
+        w = pick("entailment")
+        ex.append(_noul_example("entailment", p.source, w, w.question(), w.state(p.a, p.b), p.label == "entailment"))
+    for p in rng.sample(nli, min(len(nli), sizes["nli_choice"])):
+        w = pick("nli_choice")
+        q = w.question(dict(W.NLI_OPTIONS))
+        ex.extend(_choice_examples("nli_choice", p.source, w, q, w.state(p.a, p.b), p.label))
+
+    mem = _cap_sources(memory_pairs(data, "train"), lambda p: p.source, 4000, rng)
+    for task, lab in (("correction", "corrects"), ("restatement", "restates"), ("adds", "adds")):
+        for p in _balanced(mem, lambda p, lab=lab: p.label == lab, sizes[task], 0.45, rng):
+            w = pick(task)
+            ex.append(_noul_example(task, p.source, w, w.question(), w.state(p.a, p.b), p.label == lab))
+    for p in rng.sample(mem, min(len(mem), sizes["memory_choice"])):
+        w = pick("memory_choice")
+        opts = dict(W.MEMORY_OPTIONS)
+        if "second sentence a restatement or a correction" in w.instructions and p.label != "adds":
+            opts.pop("adds")
+        ex.extend(_choice_examples("memory_choice", p.source, w, w.question(opts), w.state(p.a, p.b), p.label))
+
+    rel = relevance_pairs(data, "train")
+    for q_, s, y, src in _balanced(rel, lambda r: r[2], sizes["relevance"], 0.45, rng):
+        w = pick("relevance")
+        ex.append(_noul_example("relevance", src, w, w.question(), w.state(q_, s), y))
+    evi = _cap_sources(evidence_pairs(data, "train"), lambda r: r[3], 900, rng)
+    for c, e, y, src in _balanced(evi, lambda r: r[2], sizes["evidence"], 0.5, rng):
+        w = pick("evidence")
+        ex.append(_noul_example("evidence", src, w, w.question(), w.state(c, e), y))
+
+    inj = _cap_sources(injection_items(data, "train", seed), lambda r: r[3], 2200, rng)
+    for text, task, y, src in _balanced(inj, lambda r: r[2], sizes["injection"], 0.45, rng):
+        w = pick("injection")
+        ex.append(_noul_example("injection", src, w, w.question(), w.state(text, task), y))
+
+    tools = tool_items(data, "train", seed)
+    tools = _cap_sources(tools, lambda t: t.source, 3000, rng)
+    for it in rng.sample(tools, min(len(tools), sizes["tool_choice"])):
+        w = pick("tool_choice")
+        cands = _candidates(it, rng, rng.randint(3, 6))
+        if it.source in ("clinc150", "banking77"):
+            cands = {_maybe_swap_case(rng, n): d for n, d in cands.items()}
+            gold = next((n for n in cands if n.replace(" ", "_") == it.gold), None) if it.gold else None
+        else:
+            gold = it.gold
+        if w.none_option is None and gold is None:
+            continue
+        q = w.question(cands)
+        ex.extend(_choice_examples("tool_choice", it.source, w, q, w.state(it.request), gold))
+    for it in rng.sample(tools, min(len(tools), sizes["tool_gate"])):
+        w = pick("tool_gate")
+        k = rng.randint(1, 5)
+        fits = it.gold is not None and rng.random() < 0.5
+        names = [n for n in it.pool if n != it.gold]
+        chosen = rng.sample(names, min(k, len(names)))
+        if fits:
+            chosen[rng.randrange(len(chosen))] = it.gold
+        listing = [f"{_maybe_swap_case(rng, n)}: {_short(it.pool[n], 20)}" if it.pool[n] else _maybe_swap_case(rng, n)
+                   for n in chosen]
+        ex.append(_noul_example("tool_gate", it.source, w, w.question(), w.state(it.request, listing), fits))
+
+    rng.shuffle(ex)
+    return ex
+
+
+def mixture_hash(examples: Iterable[Example]) -> str:
+    h = hashlib.sha256()
+    for e in examples:
+        h.update(json.dumps(e.row(), sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
+def write_mixture(examples: list[Example], path: Path) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for e in examples:
+            f.write(json.dumps(e.row(), ensure_ascii=False) + "\n")
+    return mixture_hash(examples)
+
+
+def read_mixture(path: Path) -> list[Example]:
+    return [Example(**r) for r in read_jsonl(path)]
+
+
+# --------------------------------------------------------------------------------------------
+# held-out evaluation sets (questions in held-out wordings, items from held-out splits)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class EvalItem:
+    task: str
+    source: str
+    wording: str
+    question: Noul | Choice
+    state: Any
+    label: Any  # bool for Nouls (after inversion), option name for Choices
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _noul_eval(task: str, src: str, w: Any, state: Any, label: bool, **extra: Any) -> EvalItem:
+    y = (not label) if getattr(w, "invert", False) else label
+    return EvalItem(task, src, w.id, w.question(), state, y, extra)
+
+
+def build_eval(data: Path = DEFAULT_DATA, seed: int = 5, per_task: int = 600) -> dict[str, list[EvalItem]]:
+    """Held-out items per evaluation task, each asked in a held-out wording."""
+    rng = random.Random(seed)
+    sets: dict[str, list[EvalItem]] = {}
+
+    def hw(task: str) -> Any:
+        return rng.choice(W.held_out_wordings(task))
+
+    nli = nli_pairs(data, "eval")
+    sample = _cap_sources(nli, lambda p: p.source, per_task // 3, rng)
+    sets["contradiction"] = [
+        (lambda w, p: _noul_eval("contradiction", p.source, w, w.state(p.a, p.b), p.label == "contradiction"))(
+            hw("contradiction"), p) for p in sample]
+
+    mem = [p for p in memory_pairs(data, "eval") if p.label in ("restates", "corrects")
+           and p.source in ("paws", "cf_snli")]
+    mem = _cap_sources(mem, lambda p: p.source, per_task // 2, rng)
+    items = []
+    for p in mem:
+        w = rng.choice([w for w in W.held_out_wordings("memory_choice")])
+        q = w.question({"restates": W.MEMORY_OPTIONS["restates"], "corrects": W.MEMORY_OPTIONS["corrects"]})
+        items.append(EvalItem("correction_vs_restatement", p.source, w.id, q, w.state(p.a, p.b), p.label,
+                              {"a": p.a, "b": p.b}))
+    sets["correction_vs_restatement"] = items
+
+    rel = [r for r in relevance_pairs(data, "eval") if r[3] == "qnli"]
+    rel = rng.sample(rel, min(len(rel), per_task))
+    sets["relevance"] = [
+        (lambda w, r: _noul_eval("relevance", r[3], w, w.state(r[0], r[1]), r[2], query=r[0], passage=r[1]))(
+            hw("relevance"), r) for r in rel]
+    evi = evidence_pairs(data, "eval")
+    sets["evidence_wice"] = [
+        (lambda w, r: _noul_eval("evidence", r[3], w, w.state(r[0], r[1]), r[2], query=r[0], passage=r[1]))(
+            hw("evidence"), r) for r in evi]
+
+    inj = injection_items(data, "eval", seed)
+    inj = _cap_sources(inj, lambda r: r[3], per_task // 4, rng)
+    sets["injection"] = [
+        (lambda w, r: _noul_eval("injection", r[3], w, w.state(r[0], r[1]), r[2], text=r[0]))(hw("injection"), r)
+        for r in inj]
+
+    multiple, irrelevance = bfcl_eval(data)
+    tw = W.held_out_wordings("tool_choice")
+    sets["tool_bfcl_multiple"] = [
+        EvalItem("tool_choice", it.source, tw[0].id, tw[0].question({k: _short(v) for k, v in it.tools.items()}),
+                 tw[0].state(it.request), it.gold, {"request": it.request, "tools": it.tools})
+        for it in multiple]
+    gw = W.held_out_wordings("tool_gate")
+    gate = []
+    for it in multiple + irrelevance:
+        w = rng.choice(gw)
+        listing = [f"{n}: {_short(d, 20)}" for n, d in it.tools.items()]
+        gate.append(EvalItem("tool_gate", it.source, w.id, w.question(), w.state(it.request, listing),
+                             it.gold is not None, {"request": it.request, "tools": it.tools}))
+    sets["tool_gate_bfcl"] = gate
+    other = [it for it in tool_items(data, "eval", seed) if it.gold is not None]
+    other = _cap_sources(other, lambda t: t.source, per_task // 3, rng)
+    items = []
+    for it in other:
+        w = rng.choice(tw)
+        cands = _candidates(it, rng, 10)
+        q = w.question(cands)
+        items.append(EvalItem("tool_choice", it.source, w.id, q, w.state(it.request), it.gold,
+                              {"request": it.request, "tools": cands}))
+    sets["tool_intent_10way"] = items
+    return sets
+
+
+__all__ = [
+    "DEFAULT_DATA",
+    "DEFAULT_SIZES",
+    "EvalItem",
+    "Example",
+    "build_eval",
+    "build_mixture",
+    "mixture_hash",
+    "read_mixture",
+    "write_mixture",
+]

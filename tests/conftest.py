@@ -1,0 +1,18 @@
+"""Shared fixtures. Keep this file small: fixtures that belong to one area live in its tests."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # so tests can `import tinymodel`
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny ONNX cross-encoder with controlled outputs (see tests/tinymodel.py), built once."""
+    from tinymodel import write_tiny_model
+
+    return write_tiny_model(tmp_path_factory.mktemp("tiny-model"))

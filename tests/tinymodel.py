@@ -1,0 +1,171 @@
+"""A tiny cross-encoder whose outputs the tests control, built with `onnx` and `tokenizers` only.
+
+The graph has the real model's interface (`input_ids`, `attention_mask`, `token_type_ids` in,
+`logits` [batch, 1] out) and computes a bag-of-words score:
+
+    logit = bias + Σ_hypothesis w_hyp[t] + Σ_state w_state[t] + Σ_v match[v] · min(n_hyp[v], n_state[v])
+
+so a test knows the answer before it asks: a word like "yes" in the state pushes P(yes) up, a
+word in an option's name pushes that option up, and a word that appears in both the hypothesis
+and the state (the `match` term) makes an option win exactly when the state mentions it. Padding
+is masked out, so batching and sorting cannot change a logit. The files are a few KB.
+
+Run as a script to write one: `python tests/tinymodel.py DIR [--max-length N]`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+
+#: Weights on the state side: these words make P(yes) high or low whatever the question.
+STATE_WEIGHTS = {"yes": 6.0, "injection": 6.0, "no": -6.0, "calm": -1.0}
+#: Weights on the hypothesis side: an option or level text containing these leans that way.
+HYPOTHESIS_WEIGHTS = {"favoured": 2.0, "disfavoured": -2.0, "contradiction": 3.0}
+#: Words whose presence on both sides adds this much (how a Choice follows the state).
+MATCH_WEIGHTS = {
+    "billing": 4.0, "technical": 4.0, "sales": 4.0,
+    "red": 4.0, "green": 4.0, "blue": 4.0,
+    "angry": 4.0, "frustrated": 4.0, "calm": 4.0,
+}
+#: Words in the vocabulary with no weight, so they tokenise to themselves rather than [UNK].
+PLAIN_WORDS = (
+    "the a is of and to this it was what which who how level answer means true false statement holds "
+    "filler text word ticket team customer state question option invoice charged twice"
+).split()
+BIAS = -1.0
+
+
+def vocabulary() -> dict[str, int]:
+    words = [*SPECIALS]
+    for group in (STATE_WEIGHTS, HYPOTHESIS_WEIGHTS, MATCH_WEIGHTS, PLAIN_WORDS):
+        for w in group:
+            if w not in words:
+                words.append(w)
+    return {w: i for i, w in enumerate(words)}
+
+
+def build_tokenizer(vocab: Mapping[str, int]) -> Tokenizer:
+    """A WordLevel tokenizer: lowercased words and punctuation, BERT-style pair template."""
+    tok = Tokenizer(models.WordLevel(dict(vocab), unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
+    # A real tokenizer.json often ships with truncation on; the runtime must switch it off.
+    tok.enable_truncation(max_length=512)
+    return tok
+
+
+def build_graph(vocab: Mapping[str, int], *, inputs: tuple[str, ...] = ("input_ids", "attention_mask", "token_type_ids"),
+                output: str = "logits") -> onnx.ModelProto:
+    v = len(vocab)
+    w_hyp, w_state, w_match = (np.zeros(v, dtype=np.float32) for _ in range(3))
+    for table, weights in ((w_hyp, HYPOTHESIS_WEIGHTS), (w_state, STATE_WEIGHTS), (w_match, MATCH_WEIGHTS)):
+        for word, w in weights.items():
+            table[vocab[word]] = w
+
+    init = [
+        numpy_helper.from_array(w_hyp, "w_hyp"),
+        numpy_helper.from_array(w_state, "w_state"),
+        numpy_helper.from_array(w_match, "w_match"),
+        numpy_helper.from_array(np.array([0.0, 1.0], dtype=np.float32), "onehot_values"),
+        numpy_helper.from_array(np.array(v, dtype=np.int64), "depth"),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
+        numpy_helper.from_array(np.array([BIAS], dtype=np.float32), "bias"),
+        numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one"),
+    ]
+    nodes = [
+        helper.make_node("Cast", ["attention_mask"], ["maskf"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["token_type_ids"], ["typef"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["maskf", "typef"], ["state_w"]),             # [B,T] 1 on state tokens
+        helper.make_node("Sub", ["maskf", "state_w"], ["hyp_w"]),             # [B,T] 1 on hypothesis tokens
+        helper.make_node("OneHot", ["input_ids", "depth", "onehot_values"], ["oh"], axis=-1),  # [B,T,V]
+        helper.make_node("Unsqueeze", ["hyp_w", "minus1"], ["hyp_w3"]),
+        helper.make_node("Unsqueeze", ["state_w", "minus1"], ["state_w3"]),
+        helper.make_node("Mul", ["oh", "hyp_w3"], ["oh_hyp"]),
+        helper.make_node("Mul", ["oh", "state_w3"], ["oh_state"]),
+        helper.make_node("ReduceSum", ["oh_hyp", "axis1"], ["n_hyp"], keepdims=0),      # [B,V]
+        helper.make_node("ReduceSum", ["oh_state", "axis1"], ["n_state"], keepdims=0),  # [B,V]
+        helper.make_node("Min", ["n_hyp", "n_state"], ["n_both"]),
+        helper.make_node("Mul", ["n_hyp", "w_hyp"], ["s_hyp"]),
+        helper.make_node("Mul", ["n_state", "w_state"], ["s_state"]),
+        helper.make_node("Mul", ["n_both", "w_match"], ["s_match"]),
+        helper.make_node("Sum", ["s_hyp", "s_state", "s_match"], ["s_all"]),
+        helper.make_node("ReduceSum", ["s_all", "axis1"], ["s"], keepdims=1),            # [B,1]
+        helper.make_node("Add", ["s", "bias"], [output]),
+    ]
+    init.append(numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus1"))
+    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"]) for n in inputs]
+    if "token_type_ids" not in inputs:  # a graph without segment ids: every token counts as state
+        nodes[1] = helper.make_node("Identity", ["maskf"], ["typef"])
+    if "attention_mask" not in inputs:
+        nodes[0] = helper.make_node("ConstantOfShape", ["ids_shape"], ["maskf"],
+                                    value=helper.make_tensor("one_f", TensorProto.FLOAT, [1], [1.0]))
+        nodes.insert(0, helper.make_node("Shape", ["input_ids"], ["ids_shape"]))
+    graph = helper.make_graph(
+        nodes,
+        "seams-tiny-cross-encoder",
+        graph_inputs,
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, ["batch", 1])],
+        initializer=init,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="seams-tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def write_tiny_model(
+    directory: str | Path,
+    *,
+    max_length: int = 64,
+    model_id: str = "seams-tiny-test",
+    config_overrides: Mapping[str, object] | None = None,
+) -> Path:
+    """Write config.json, model.onnx and tokenizer.json into `directory`; return it."""
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    vocab = vocabulary()
+    build_tokenizer(vocab).save(str(root / "tokenizer.json"))
+    onnx.save(build_graph(vocab), str(root / "model.onnx"))
+    config = {
+        "format": "seams.cross-encoder/1",
+        "model_id": model_id,
+        "onnx": "model.onnx",
+        "tokenizer": "tokenizer.json",
+        "max_length": max_length,
+        "inputs": ["input_ids", "attention_mask", "token_type_ids"],
+        "output": "logits",
+        "choice_temperature": 1.0,
+        "score_temperature": 1.0,
+        "templates": {},
+        "description": "a tiny bag-of-words test model built by tests/tinymodel.py",
+        "release_date": "2026-11-29",
+        **(config_overrides or {}),
+    }
+    (root / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return root
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory")
+    parser.add_argument("--max-length", type=int, default=64)
+    args = parser.parse_args()
+    print(write_tiny_model(args.directory, max_length=args.max_length))
+    sys.exit(0)
