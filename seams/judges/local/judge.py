@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,14 @@ class LocalJudge(SyncJudge):
     @property
     def description(self) -> str:
         return self._config.description or f"local yes/no cross-encoder ({self._dir.onnx_path.name})"
+
+    @property
+    def release_date(self) -> str:
+        """The config's `release_date`, else the day the ONNX file was written (UTC)."""
+        if self._config.release_date:
+            return self._config.release_date
+        mtime = self._dir.onnx_path.stat().st_mtime
+        return datetime.fromtimestamp(mtime, tz=timezone.utc).date().isoformat()
 
     def __repr__(self) -> str:
         return f"LocalJudge({str(self._dir.path)!r}, model_id={self.model_id!r})"

@@ -1,0 +1,335 @@
+"""A System One server over any judge: `create_app(judge)` is the ASGI app `seams serve` runs.
+
+What a client of the protocol (the official SDK, jevcompat, seams' own remote judge) can rely on:
+
+* `POST /v1/systemone` answers a valid request with 200 and the protocol's response; the answers'
+  extra fields are `x_` prefixed, and so are the envelope's (`x_latency_ms`, `x_windows`).
+* `GET /v1/models` lists the judge's model and the names it answers to (`jev-latest`, so clients
+  that default to it work unchanged).
+* Bad input is never a 5xx: a body that is not JSON or breaks a limit is a 422 with
+  `{"detail": [{"loc": ["body", ...], "msg", "type"}]}`, validated by the same `seams.questions`
+  models the library uses (one set of limits); an unknown model is a 404, a body over the size
+  limit a 413, a wrong or missing key a 401, each with `{"detail": {"error_type", "message"}}`.
+  A 5xx means the judge itself failed (a model error, an upstream outage behind a remote judge).
+* Request bodies may be compressed with `Content-Encoding: zstd` (the official SDK sends bodies
+  of 1 KiB and more that way) or gzip/deflate; the size limit holds for the decoded body too, so
+  a small compressed body cannot expand into an unbounded one.
+
+FastAPI is imported here and nowhere in the core, so the library works without the `[serve]`
+extra.
+"""
+
+from __future__ import annotations
+
+import hmac
+import io
+import json
+import logging
+import zlib
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+import zstandard
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..answers import Answers
+from ..errors import (
+    APIStatusError,
+    InputError,
+    JudgeError,
+    JudgeTimeout,
+    ModelError,
+    QuestionError,
+    RateLimitError,
+    StateError,
+)
+from ..judges.base import Judge
+from ..questions import Question
+
+log = logging.getLogger("seams.server")
+
+#: The model name the official SDKs send by default; always accepted.
+JEV_LATEST = "jev-latest"
+#: Bodies larger than this (compressed or decoded) get 413. System One's budget is about 64k
+#: tokens per request; 4 MiB leaves room for 255 described options and structured states.
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+_ANSWER_FIELDS = {
+    "noul": {"type", "noul"},
+    "choice": {"type", "choice", "probabilities", "confidence"},
+    "score": {"type", "score", "legend", "probabilities", "confidence"},
+}
+
+
+class SystemOneRequest(BaseModel):
+    """The request body. Unknown top-level fields are ignored, as the protocol asks."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str | None = None
+    state: str | dict[str, Any] | list[Any]
+    questions: dict[str, Question]
+
+    @field_validator("questions")
+    @classmethod
+    def _some_questions(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not value:
+            raise ValueError("at least one question is required")
+        if any(not qid for qid in value):
+            raise ValueError("question ids must be non-empty strings")
+        return value
+
+
+class _Problem(Exception):
+    """An error answered with `{"detail": {"error_type", "message"}}`."""
+
+    def __init__(self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.error_type, self.message, self.headers = status, error_type, message, headers
+
+
+class _Invalid(Exception):
+    """A request that fails validation: 422 with pydantic-style `detail` items."""
+
+    def __init__(self, errors: list[dict[str, Any]]):
+        super().__init__(errors)
+        self.errors = errors
+
+
+def _item(loc: Sequence[Any], msg: str, type_: str) -> dict[str, Any]:
+    return {"loc": ["body", *loc], "msg": msg, "type": type_}
+
+
+def create_app(
+    judge: Judge,
+    *,
+    api_key: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    model_names: Sequence[str] = (),
+) -> FastAPI:
+    """A FastAPI app serving System One over `judge`.
+
+    Parameters
+    ----------
+    judge:
+        Any judge; its `aask` is awaited, so a synchronous judge runs in a worker thread.
+    api_key:
+        When set, every request must carry `Authorization: Bearer <api_key>`. When None, requests
+        are answered whatever Authorization header they carry (clients always send one).
+    max_body_bytes:
+        The largest request body accepted, before and after decompression.
+    model_names:
+        Extra names the server answers to, beside `jev-latest` and the judge's own model id.
+    """
+    if max_body_bytes < 1:
+        raise ValueError("max_body_bytes must be positive")
+    names = list(dict.fromkeys([judge.model_id, JEV_LATEST, *model_names]))
+    app = FastAPI(title="seams — System One", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.judge = judge
+    _install_handlers(app)
+
+    def authenticate(request: Request) -> None:
+        if api_key is None:
+            return
+        header = request.headers.get("authorization")
+        challenge = {"WWW-Authenticate": "Bearer"}
+        if not header:
+            raise _Problem(401, "authentication_error", "missing API key: send Authorization: Bearer <key>", challenge)
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), api_key.encode()):
+            raise _Problem(401, "authentication_error", "invalid API key", challenge)
+
+    @app.get("/v1/models")
+    async def list_models(request: Request) -> JSONResponse:
+        authenticate(request)
+        card = _model_card(judge)
+        models = [{"name": judge.model_id, **card}]
+        models += [
+            {"name": name, **card, "description": f"alias of {judge.model_id}: {card['description']}"}
+            for name in names[1:]
+        ]
+        return JSONResponse({"models": models})
+
+    @app.post("/v1/systemone")
+    async def system_one(request: Request) -> JSONResponse:
+        authenticate(request)
+        raw = await _read_body(request, max_body_bytes)
+        body = _decode(raw, request.headers.get("content-encoding"), max_body_bytes)
+        parsed = _validate(body)
+        if parsed.model is not None and parsed.model not in names:
+            raise _Problem(
+                404, "not_found_error",
+                f"model {parsed.model!r} is not served here; available: {', '.join(names)}",
+            )
+        try:
+            answers = await judge.aask(parsed.state, parsed.questions)
+        except InputError as exc:
+            raise _Invalid([_input_error_item(exc)]) from None
+        return JSONResponse(_response(answers))
+
+    return app
+
+
+# ---------------------------------------------------------------------- request reading
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(int(declared), limit)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(size, limit, at_least=True)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(size: int, limit: int, *, at_least: bool = False, decoded: bool = False) -> _Problem:
+    what = "decoded request body" if decoded else "request body"
+    amount = f"more than {limit}" if at_least else str(size)
+    return _Problem(413, "request_too_large", f"{what} is {amount} bytes; this server accepts at most {limit}")
+
+
+def _decode(raw: bytes, encoding: str | None, limit: int) -> bytes:
+    """Undo `Content-Encoding`, never producing more than `limit` bytes."""
+    enc = (encoding or "identity").strip().lower()
+    if enc == "identity":
+        return raw
+    if enc == "zstd":
+        try:
+            reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
+            out = _bounded_read(reader.read, limit)
+        except zstandard.ZstdError as exc:
+            raise _Problem(400, "invalid_request_error", f"the body is not valid zstd: {exc}") from None
+        return out
+    if enc in ("gzip", "x-gzip", "deflate"):
+        wbits = 16 + zlib.MAX_WBITS if enc != "deflate" else zlib.MAX_WBITS
+        try:
+            d = zlib.decompressobj(wbits)
+            out = d.decompress(raw, limit + 1)
+            if len(out) > limit or d.unconsumed_tail:
+                raise _too_large(0, limit, at_least=True, decoded=True)
+            return out
+        except zlib.error as exc:
+            raise _Problem(400, "invalid_request_error", f"the body is not valid {enc}: {exc}") from None
+    raise _Problem(415, "unsupported_media_type", f"Content-Encoding {encoding!r} is not supported; use zstd, gzip or none")
+
+
+def _bounded_read(read: Any, limit: int) -> bytes:
+    buf = bytearray()
+    while True:
+        chunk = read(min(65536, limit + 1 - len(buf)))
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+        if len(buf) > limit:
+            raise _too_large(0, limit, at_least=True, decoded=True)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _validate(body: bytes) -> SystemOneRequest:
+    try:
+        data = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise _Invalid([_item([], f"the body is not UTF-8: {exc.reason} at byte {exc.start}", "json_invalid")]) from None
+    except json.JSONDecodeError as exc:
+        raise _Invalid([_item([exc.pos], f"JSON decode error: {exc.msg}", "json_invalid")]) from None
+    except ValueError as exc:  # NaN / Infinity
+        raise _Invalid([_item([], str(exc), "json_invalid")]) from None
+    if not isinstance(data, dict):
+        raise _Invalid([_item([], f"the body must be a JSON object, got {type(data).__name__}", "model_attributes_type")])
+    try:
+        return SystemOneRequest.model_validate(data)
+    except ValidationError as exc:
+        raise _Invalid(
+            [_item(list(e["loc"]), e["msg"], e["type"]) for e in exc.errors(include_url=False)]
+        ) from None
+
+
+def _input_error_item(exc: InputError) -> dict[str, Any]:
+    loc = ["state"] if isinstance(exc, StateError) else ["questions"] if isinstance(exc, QuestionError) else []
+    return _item(loc, str(exc), "value_error")
+
+
+# ---------------------------------------------------------------------- responses
+
+
+def _response(answers: Answers) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "model": answers.model,
+        "answers": {qid: _answer(a.model_dump(mode="json")) for qid, a in answers.answers.items()},
+        "usage": {"input_tokens": answers.usage.input_tokens, "output_tokens": answers.usage.output_tokens},
+        "x_latency_ms": round(answers.latency_ms, 3),
+    }
+    if answers.windows > 1:
+        out["x_windows"] = answers.windows
+    return out
+
+
+def _answer(dumped: dict[str, Any]) -> dict[str, Any]:
+    """The protocol's fields and `x_` extras only; anything else a judge attached is dropped."""
+    known = _ANSWER_FIELDS.get(dumped.get("type", ""), set())
+    return {k: v for k, v in dumped.items() if k in known or k.startswith("x_")}
+
+
+def _model_card(judge: Judge) -> dict[str, str]:
+    description = getattr(judge, "description", None) or f"seams judge {judge.model_id}"
+    released = getattr(judge, "release_date", None) or date.today().isoformat()
+    return {"description": str(description), "release_date": str(released)}
+
+
+def _error(status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": {"error_type": error_type, "message": message}}, status_code=status, headers=headers)
+
+
+def _install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(_Problem)
+    async def _problem(_: Request, exc: _Problem) -> JSONResponse:
+        return _error(exc.status, exc.error_type, exc.message, exc.headers)
+
+    @app.exception_handler(_Invalid)
+    async def _invalid(_: Request, exc: _Invalid) -> JSONResponse:
+        return JSONResponse({"detail": exc.errors}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    async def _fastapi_invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        items = [{"loc": list(e.get("loc", ["body"])), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+                 for e in exc.errors()]
+        return JSONResponse({"detail": items}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = {404: "not_found_error", 405: "method_not_allowed"}.get(exc.status_code, "invalid_request_error")
+        return _error(exc.status_code, kind, str(exc.detail), getattr(exc, "headers", None))
+
+    @app.exception_handler(JudgeError)
+    async def _judge_failed(_: Request, exc: JudgeError) -> JSONResponse:
+        # The judge, not the request, failed: a 5xx tells clients they may retry.
+        log.warning("judge failed: %s", exc)
+        if isinstance(exc, RateLimitError):
+            headers = {"retry-after": str(int(exc.retry_after))} if exc.retry_after else None
+            return _error(429, "rate_limit_error", str(exc), headers)
+        if isinstance(exc, JudgeTimeout):
+            return _error(504, "timeout_error", str(exc))
+        if isinstance(exc, APIStatusError):
+            return _error(502, "upstream_error", str(exc))
+        if isinstance(exc, ModelError):
+            return _error(500, "model_error", str(exc))
+        return _error(502, "judge_error", str(exc))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error while answering a request")
+        return _error(500, "internal_error", f"{type(exc).__name__}: {exc}")
+
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "JEV_LATEST", "SystemOneRequest", "create_app"]
