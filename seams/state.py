@@ -43,7 +43,7 @@ def _check_json(value: Any, path: str) -> None:
         for i, item in enumerate(value):
             _check_json(item, f"{path}[{i}]")
         return
-    raise StateError(f"{path} is a {type(value).__name__}, which is not JSON-serialisable")
+    raise StateError(f"{path} has type {type(value).__name__}, which is not JSON-serialisable")
 
 
 def canonical_json(value: Any) -> str:

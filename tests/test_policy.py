@@ -140,7 +140,7 @@ def test_state_errors_raise_before_the_judge_is_asked():
     judge = FixedJudge({})
     with pytest.raises(StateError, match=r"missing required field\(s\) \['nearest'\]"):
         RUBRIC.decide({"candidate": "x"}, judge=judge)
-    with pytest.raises(StateError, match="expects a object state, got str"):
+    with pytest.raises(StateError, match="expects an object state, got str"):
         RUBRIC.decide("plain text", judge=judge)
     with pytest.raises(StateError, match="not JSON-serialisable"):
         RUBRIC.decide({"candidate": object(), "nearest": "y"}, judge=judge)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError
 
 from ..errors import RubricError
@@ -19,6 +21,15 @@ def parse_yaml(text: str, path: str | None) -> CommentedMap:
     yaml = YAML(typ="rt")
     try:
         doc = yaml.load(text)
+    except DuplicateKeyError as exc:
+        mark = exc.problem_mark
+        key = re.search(r'duplicate key "([^"]*)"', exc.problem or "")
+        name = key.group(1) if key else "?"
+        first = exc.context_mark.line + 1 if exc.context_mark is not None else None
+        raise RubricError(
+            f"duplicate key {name!r} (the mapping starts at line {first}); keys and option names must be unique",
+            path=path, line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None,
+        ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None

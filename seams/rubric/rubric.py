@@ -151,7 +151,8 @@ class Rubric:
         spec = self.spec.state
         expected = {"text": str, "object": dict, "array": list}[spec.type]
         if not isinstance(state, expected):
-            raise StateError(f"rubric {self.name!r} expects a {spec.type} state, got {type(state).__name__}")
+            article = {"text": "a text", "object": "an object", "array": "an array"}[spec.type]
+            raise StateError(f"rubric {self.name!r} expects {article} state, got {type(state).__name__}")
         if spec.type == "object":
             missing = [f for f, fs in spec.fields.items() if fs.required and f not in state]
             if missing:
