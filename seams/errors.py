@@ -147,6 +147,42 @@ class CassetteMiss(CassetteError, LookupError):
     """
 
 
+# --------------------------------------------------------------------------- gates and review
+
+
+class GateError(SeamsError):
+    """A gated call did not run as written: refused by its policy, or deferred to review."""
+
+    def __init__(self, message: str, *, decision: Any = None) -> None:
+        self.decision = decision
+        super().__init__(message)
+
+
+class Refused(GateError):
+    """A gate's policy refused the call; `decision` says which rule, number and threshold."""
+
+
+class Deferred(GateError):
+    """The decision was not automatic and the call was queued for a person; `item_id` names it."""
+
+    def __init__(self, message: str, *, decision: Any = None, item_id: int | None = None) -> None:
+        self.item_id = item_id
+        super().__init__(message, decision=decision)
+
+
+class QueueError(SeamsError):
+    """A review-queue operation is invalid: an unknown item, a lease held by someone else."""
+
+
+class QueueFull(QueueError):
+    """The review queue holds as many open items as its capacity; nothing was added."""
+
+    def __init__(self, message: str, *, open_items: int, capacity: int) -> None:
+        self.open_items = open_items
+        self.capacity = capacity
+        super().__init__(message)
+
+
 # --------------------------------------------------------------------------- warnings
 
 
@@ -161,6 +197,8 @@ __all__ = [
     "CassetteError",
     "CassetteMiss",
     "ConfigError",
+    "Deferred",
+    "GateError",
     "InputError",
     "JudgeError",
     "JudgeTimeout",
@@ -169,7 +207,10 @@ __all__ = [
     "NotFoundError",
     "ProtocolError",
     "QuestionError",
+    "QueueError",
+    "QueueFull",
     "RateLimitError",
+    "Refused",
     "RequestValidationError",
     "RubricError",
     "SeamsError",

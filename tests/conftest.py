@@ -16,3 +16,5 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tinymodel import write_tiny_model
 
     return write_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+from servers import mock, scripted  # noqa: E402,F401  - loopback servers for the remote judge, cache, cassettes

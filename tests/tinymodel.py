@@ -38,10 +38,11 @@ MATCH_WEIGHTS = {
     "angry": 4.0, "frustrated": 4.0, "calm": 4.0,
 }
 #: Words in the vocabulary with no weight, so they tokenise to themselves rather than [UNK].
-PLAIN_WORDS = (
-    "the a is of and to this it was what which who how level answer means true false statement holds "
-    "filler text word ticket team customer state question option invoice charged twice"
-).split()
+PLAIN_WORDS = [
+    "the", "a", "is", "of", "and", "to", "this", "it", "was", "what", "which", "who", "how", "level",
+    "answer", "means", "true", "false", "statement", "holds", "filler", "text", "word", "ticket", "team",
+    "customer", "state", "question", "option", "invoice", "charged", "twice",
+]
 BIAS = -1.0
 
 
@@ -64,8 +65,11 @@ def build_tokenizer(vocab: Mapping[str, int]) -> Tokenizer:
         pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
     )
-    # A real tokenizer.json often ships with truncation on; the runtime must switch it off.
+    tok.add_special_tokens(SPECIALS)
+    # A real tokenizer.json often ships with truncation and padding on; the runtime must switch
+    # them off (it windows long states and pads per batch).
     tok.enable_truncation(max_length=512)
+    tok.enable_padding(length=128, pad_id=vocab["[PAD]"], pad_token="[PAD]")
     return tok
 
 
@@ -133,6 +137,7 @@ def write_tiny_model(
     *,
     max_length: int = 64,
     model_id: str = "seams-tiny-test",
+    inputs: tuple[str, ...] = ("input_ids", "attention_mask", "token_type_ids"),
     config_overrides: Mapping[str, object] | None = None,
 ) -> Path:
     """Write config.json, model.onnx and tokenizer.json into `directory`; return it."""
@@ -140,14 +145,14 @@ def write_tiny_model(
     root.mkdir(parents=True, exist_ok=True)
     vocab = vocabulary()
     build_tokenizer(vocab).save(str(root / "tokenizer.json"))
-    onnx.save(build_graph(vocab), str(root / "model.onnx"))
+    onnx.save(build_graph(vocab, inputs=inputs), str(root / "model.onnx"))
     config = {
         "format": "seams.cross-encoder/1",
         "model_id": model_id,
         "onnx": "model.onnx",
         "tokenizer": "tokenizer.json",
         "max_length": max_length,
-        "inputs": ["input_ids", "attention_mask", "token_type_ids"],
+        "inputs": list(inputs),
         "output": "logits",
         "choice_temperature": 1.0,
         "score_temperature": 1.0,

@@ -1,0 +1,44 @@
+"""Calibration: measure a rubric against labelled data, fit its thresholds, keep them honest.
+
+* `dataset` — labelled sets (JSONL, CSV), validated line by line;
+* `run` — a judge over a set, concurrent, cached, resumable;
+* `metrics` — accuracy, Brier, ECE, AUROC, κ, … with bootstrap intervals;
+* `calibrators` — Platt, isotonic, temperature (scikit-learn estimators);
+* `thresholds` — three-zone cut-points from costs or from a target error with a guarantee;
+* `fit` / `evaluate` / `check` / `stability` — what `seams calibrate|eval|check|stability` run;
+* `writeback` — the fitted block into the rubric file, comments and layout kept;
+* `report` — reliability diagrams and an HTML report;
+* `block` — the stored calibration, applied by the policy without scikit-learn.
+
+Names are imported lazily: the rubric loader imports `block`, and the fitting modules import
+the rubric.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .block import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
+
+_LAZY = {
+    "LabelledItem": "dataset", "LabelledSet": "dataset", "LabelledSetError": "dataset", "load_jsonl": "dataset",
+    "load_csv": "dataset", "loads_jsonl": "dataset",
+    "RunResult": "run", "run_set": "run", "arun_set": "run",
+    "Costs": "metrics",
+    "PlattCalibrator": "calibrators", "IsotonicCalibrator": "calibrators", "TemperatureCalibrator": "calibrators",
+    "CostThresholds": "thresholds", "TargetErrorThresholds": "thresholds", "bayes_thresholds": "thresholds",
+    "FitOptions": "fit", "CalibrationResult": "fit", "fit_calibration": "fit",
+    "evaluate_set": "evaluate", "check_calibration": "check",
+    "write_calibration": "writeback",
+}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'seams.calibration' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{mod}", __name__), name)
+
+
+__all__ = ["CalibrationBlock", "Calibrator", "QuestionCalibration", "RuleThresholds", *_LAZY]

@@ -15,4 +15,25 @@ def default_judge() -> Judge:
     return _default
 
 
-__all__ = ["Judge", "SyncJudge", "default_judge"]
+# The remote judge and the wrappers are imported on first use, so `import seams.judges` stays
+# light for code that only runs the local model.
+_LAZY = {
+    "LocalJudge": ".local",
+    "RemoteJudge": ".remote",
+    "is_moving_alias": ".remote",
+    "CachedJudge": ".cache",
+    "Cassette": ".cassette",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["CachedJudge", "Cassette", "Judge", "LocalJudge", "RemoteJudge", "SyncJudge", "default_judge", "is_moving_alias"]

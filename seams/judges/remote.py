@@ -36,7 +36,6 @@ from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
 from ..answers import Answers, Usage, parse_answers
@@ -93,16 +92,6 @@ def warn_if_moving_alias(model: str, *, rubric: str | None = None, stacklevel: i
         stacklevel=stacklevel + 1,
     )
     return True
-
-
-class ModelInfo(BaseModel):
-    """One entry of `GET /v1/models`."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    name: str
-    description: str = ""
-    release_date: str = ""
 
 
 # --------------------------------------------------------------------------- responses
@@ -205,7 +194,9 @@ def status_error(response: httpx.Response) -> APIStatusError:
         errors = [d for d in detail if isinstance(d, dict)] if isinstance(detail, list) else []
         return RequestValidationError(f"request rejected: {message}", errors=errors, **kw)
     if status == 429:
-        return RateLimitError(message, retry_after=retry_after_seconds(response.headers), **kw)
+        after = retry_after_seconds(response.headers)
+        note = f" (the server asks to retry after {after:g}s)" if after is not None else ""
+        return RateLimitError(message + note, retry_after=after, **kw)
     if status >= 500:
         return ServiceUnavailable(message, **kw)
     return APIStatusError(message, **kw)
@@ -350,8 +341,8 @@ class RemoteJudge:
         self._timeout = float(timeout)
         self._max_concurrency = max_concurrency
         self._model_json = encode_model(self._model)
-        self._url = base + SYSTEM_ONE_PATH
-        self._models_url = base + MODELS_PATH
+        self._url = httpx.URL(base + SYSTEM_ONE_PATH)
+        self._models_url = httpx.URL(base + MODELS_PATH)
         hdrs = {
             "Accept": "application/json",
             "Content-Type": "application/json",
@@ -365,6 +356,8 @@ class RemoteJudge:
         self._client = http_client if http_client is not None else httpx.Client(headers=hdrs, timeout=self._timeout)
         # Headers go on our own clients once; a caller's client gets them on each request.
         self._request_headers: dict[str, str] | None = None if self._owns_client else hdrs
+        self._transports = _transports_for(self._client, (self._url, self._models_url)) if self._owns_client else None
+        self._atransports: dict[httpx.URL, httpx.AsyncBaseTransport] | None = None
         self._user_aclient = async_http_client
         self._aclient: httpx.AsyncClient | None = async_http_client
         self._aloop: asyncio.AbstractEventLoop | None = None
@@ -424,11 +417,12 @@ class RemoteJudge:
         with ThreadPoolExecutor(max_workers=min(self._max_concurrency, len(states))) as pool:
             return list(pool.map(one, states))
 
-    def list_models(self) -> list[ModelInfo]:
-        """The models the server lists at `GET /v1/models`."""
+    def list_models(self) -> list[dict[str, Any]]:
+        """The models the server lists at `GET /v1/models`: dicts with at least a string `name`
+        (and, from conforming servers, `description` and `release_date`)."""
         return _read_models(self._send("GET", self._models_url, None).content)
 
-    def _send(self, method: str, url: str, body: bytes | None) -> httpx.Response:
+    def _send(self, method: str, url: httpx.URL, body: bytes | None) -> httpx.Response:
         """One call with retries; returns the 200 response or raises a typed error."""
         if self._closed:
             raise ConfigError("this RemoteJudge is closed")
@@ -441,9 +435,7 @@ class RemoteJudge:
             attempts.count += 1
             advised: float | None = None
             try:
-                response = self._client.request(
-                    method, url, content=body, headers=self._request_headers, timeout=min(self._timeout, remaining)
-                )
+                response = self._request(method, url, body, min(self._timeout, remaining))
             except httpx.TimeoutException as e:
                 last = JudgeTimeout(f"{method} {url} timed out: {type(e).__name__}")
             except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
@@ -461,6 +453,26 @@ class RemoteJudge:
             if wait is None:
                 raise _with_attempts(last, attempts)
             time.sleep(wait)
+
+    def _request(self, method: str, url: httpx.URL, body: bytes | None, timeout: float) -> httpx.Response:
+        """One HTTP exchange, body read and connection released.
+
+        On a client this judge created, the request goes straight to the transport httpx chose
+        for the URL (proxies from the environment included): the client layer on top adds only
+        cookie, auth, redirect and event-hook handling that a System One call never uses, and
+        costs about a third of the client's per-request CPU. A client passed in by the caller
+        is always used through its public `send`, so its hooks and auth apply.
+        """
+        transport = self._transports.get(url) if self._transports is not None else None
+        if transport is None:
+            return self._client.request(method, url, content=body, headers=self._request_headers, timeout=timeout)
+        request = httpx.Request(method, url, content=body, headers=self._headers, extensions=_timeouts(timeout))
+        response = transport.handle_request(request)
+        try:
+            response.read()
+        finally:
+            response.close()
+        return response
 
     def close(self) -> None:
         """Close the HTTP client this judge created (a client you passed in stays open)."""
@@ -506,11 +518,13 @@ class RemoteJudge:
 
         return list(await asyncio.gather(*(one(s) for s in states)))
 
-    async def alist_models(self) -> list[ModelInfo]:
+    async def alist_models(self) -> list[dict[str, Any]]:
         """Async `list_models`."""
         return _read_models((await self._asend("GET", self._models_url, None)).content)
 
-    def _async_state(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
+    def _async_state(
+        self,
+    ) -> tuple[httpx.AsyncClient, asyncio.Semaphore, dict[httpx.URL, httpx.AsyncBaseTransport] | None]:
         """The async client and semaphore for the running loop, made on first use in each loop.
 
         An httpx.AsyncClient's connections and an asyncio.Semaphore belong to one event loop;
@@ -520,17 +534,17 @@ class RemoteJudge:
         if self._aloop is not loop:
             if self._user_aclient is None:
                 self._aclient = httpx.AsyncClient(headers=self._headers, timeout=self._timeout)
+                self._atransports = _transports_for(self._aclient, (self._url, self._models_url))
             self._semaphore = asyncio.Semaphore(self._max_concurrency)
             self._aloop = loop
         assert self._aclient is not None and self._semaphore is not None
-        return self._aclient, self._semaphore
+        return self._aclient, self._semaphore, self._atransports
 
-    async def _asend(self, method: str, url: str, body: bytes | None) -> httpx.Response:
+    async def _asend(self, method: str, url: httpx.URL, body: bytes | None) -> httpx.Response:
         """Async mirror of `_send`."""
         if self._closed:
             raise ConfigError("this RemoteJudge is closed")
-        client, semaphore = self._async_state()
-        headers = None if self._user_aclient is None else self._headers
+        client, semaphore, transports = self._async_state()
         async with semaphore:
             attempts = self._policy.start()
             last: SeamsError | None = None
@@ -541,9 +555,7 @@ class RemoteJudge:
                 attempts.count += 1
                 advised: float | None = None
                 try:
-                    response = await client.request(
-                        method, url, content=body, headers=headers, timeout=min(self._timeout, remaining)
-                    )
+                    response = await self._arequest(client, transports, method, url, body, min(self._timeout, remaining))
                 except httpx.TimeoutException as e:
                     last = JudgeTimeout(f"{method} {url} timed out: {type(e).__name__}")
                 except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
@@ -561,6 +573,28 @@ class RemoteJudge:
                 if wait is None:
                     raise _with_attempts(last, attempts)
                 await asyncio.sleep(wait)
+
+    async def _arequest(
+        self,
+        client: httpx.AsyncClient,
+        transports: dict[httpx.URL, httpx.AsyncBaseTransport] | None,
+        method: str,
+        url: httpx.URL,
+        body: bytes | None,
+        timeout: float,
+    ) -> httpx.Response:
+        """Async mirror of `_request`."""
+        transport = transports.get(url) if transports is not None else None
+        if transport is None:
+            headers = None if self._user_aclient is None else self._headers
+            return await client.request(method, url, content=body, headers=headers, timeout=timeout)
+        request = httpx.Request(method, url, content=body, headers=self._headers, extensions=_timeouts(timeout))
+        response = await transport.handle_async_request(request)
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+        return response
 
     async def aclose(self) -> None:
         """Close both HTTP clients this judge created."""
@@ -583,18 +617,33 @@ class RemoteJudge:
         await self.aclose()
 
 
-def _read_models(content: bytes) -> list[ModelInfo]:
+def _timeouts(seconds: float) -> dict[str, dict[str, float]]:
+    return {"timeout": {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}}
+
+
+def _transports_for(client: Any, urls: Sequence[httpx.URL]) -> dict[httpx.URL, Any] | None:
+    """The transport httpx would use for each URL (its proxy mounts applied), or None to always
+    go through the client. Reads httpx's `_transport_for_url`; a version without it falls back."""
+    pick = getattr(client, "_transport_for_url", None)
+    if pick is None:
+        return None
+    try:
+        return {url: pick(url) for url in urls}
+    except Exception:  # pragma: no cover - an httpx whose internals changed
+        return None
+
+
+def _read_models(content: bytes) -> list[dict[str, Any]]:
     body = _decode_json(content, "models response")
     models = body.get("models") if isinstance(body, dict) else None
     if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("name"), str) for m in models):
         raise ProtocolError('models response must be {"models": [{"name": ..., ...}, ...]}')
-    return [ModelInfo.model_validate(m) for m in models]
+    return models
 
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MODEL",
-    "ModelInfo",
     "RemoteJudge",
     "is_moving_alias",
     "read_response",

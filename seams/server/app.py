@@ -157,6 +157,9 @@ def create_app(
     @app.post("/v1/systemone")
     async def system_one(request: Request) -> JSONResponse:
         authenticate(request)
+        if request.headers.get("content-type", "").lower().startswith("multipart/"):
+            raise _Problem(415, "unsupported_media_type",
+                           "this server takes JSON bodies; assets (images) are not supported by its judge")
         raw = await _read_body(request, max_body_bytes)
         body = _decode(raw, request.headers.get("content-encoding"), max_body_bytes)
         parsed = _validate(body)

@@ -446,7 +446,7 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0)
     def pick(task: str) -> Any:
         return rng.choice(W.train_wordings(task))
 
-    nli = _cap_sources(nli_pairs(data, "train"), lambda p: p.source, 6000, rng)
+    nli = _cap_sources(nli_pairs(data, "train"), lambda p: p.source, int(6000 * scale), rng)
     for p in _balanced(nli, lambda p: p.label == "contradiction", sizes["contradiction"], 0.45, rng):
         w = pick("contradiction")
         ex.append(_noul_example("contradiction", p.source, w, w.question(), w.state(p.a, p.b),
@@ -459,7 +459,7 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0)
         q = w.question(dict(W.NLI_OPTIONS))
         ex.extend(_choice_examples("nli_choice", p.source, w, q, w.state(p.a, p.b), p.label))
 
-    mem = _cap_sources(memory_pairs(data, "train"), lambda p: p.source, 4000, rng)
+    mem = _cap_sources(memory_pairs(data, "train"), lambda p: p.source, int(4000 * scale), rng)
     for task, lab in (("correction", "corrects"), ("restatement", "restates"), ("adds", "adds")):
         for p in _balanced(mem, lambda p, lab=lab: p.label == lab, sizes[task], 0.45, rng):
             w = pick(task)
@@ -475,18 +475,18 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0)
     for q_, s, y, src in _balanced(rel, lambda r: r[2], sizes["relevance"], 0.45, rng):
         w = pick("relevance")
         ex.append(_noul_example("relevance", src, w, w.question(), w.state(q_, s), y))
-    evi = _cap_sources(evidence_pairs(data, "train"), lambda r: r[3], 900, rng)
+    evi = _cap_sources(evidence_pairs(data, "train"), lambda r: r[3], int(900 * scale), rng)
     for c, e, y, src in _balanced(evi, lambda r: r[2], sizes["evidence"], 0.5, rng):
         w = pick("evidence")
         ex.append(_noul_example("evidence", src, w, w.question(), w.state(c, e), y))
 
-    inj = _cap_sources(injection_items(data, "train", seed), lambda r: r[3], 2200, rng)
+    inj = _cap_sources(injection_items(data, "train", seed), lambda r: r[3], int(1800 * scale), rng)
     for text, task, y, src in _balanced(inj, lambda r: r[2], sizes["injection"], 0.45, rng):
         w = pick("injection")
         ex.append(_noul_example("injection", src, w, w.question(), w.state(text, task), y))
 
     tools = tool_items(data, "train", seed)
-    tools = _cap_sources(tools, lambda t: t.source, 3000, rng)
+    tools = _cap_sources(tools, lambda t: t.source, int(3000 * scale), rng)
     for it in rng.sample(tools, min(len(tools), sizes["tool_choice"])):
         w = pick("tool_choice")
         cands = _candidates(it, rng, rng.randint(3, 6))

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +132,7 @@ class LocalJudge(SyncJudge):
         if self._config.release_date:
             return self._config.release_date
         mtime = self._dir.onnx_path.stat().st_mtime
-        return datetime.fromtimestamp(mtime, tz=timezone.utc).date().isoformat()
+        return datetime.fromtimestamp(mtime, tz=UTC).date().isoformat()
 
     def __repr__(self) -> str:
         return f"LocalJudge({str(self._dir.path)!r}, model_id={self.model_id!r})"
@@ -356,11 +356,15 @@ def _load_tokenizer(model_dir: ModelDir) -> Tokenizer:
     path = model_dir.tokenizer_path
     try:
         tokenizer = Tokenizer.from_file(str(path))
-    except Exception as exc:  # tokenizers raises a bare Exception on a malformed file
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception on a malformed file
         raise ConfigError(f"{path}: not a loadable tokenizers file: {exc}") from None
-    # Length is handled by windowing; a truncation left on in the file would cut states silently.
+    # Length is handled by windowing; a truncation left on in the file would cut states silently,
+    # and padding is done per batch.
     tokenizer.no_truncation()
     tokenizer.no_padding()
+    # Special tokens come only from the pair template: a state (or an instruction) that contains
+    # the text "[SEP]" must not forge a segment boundary, so such text is tokenised as text.
+    tokenizer.encode_special_tokens = True
     return tokenizer
 
 
@@ -382,7 +386,7 @@ def _load_session(path: Path, threads: int | None) -> ort.InferenceSession:
     opts.log_severity_level = 3
     try:
         return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # onnxruntime raises its own types (Fail, InvalidGraph, ...)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types (Fail, InvalidGraph, ...)
         raise ConfigError(f"{path}: onnxruntime cannot load it: {exc}") from None
 
 

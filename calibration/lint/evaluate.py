@@ -1,0 +1,130 @@
+"""Precision and recall of the built-in lint rules on their labelled sets, on one judge.
+
+For every item of `calibration/lint/<rule>.jsonl` this reports two things:
+
+* **judge** — the rule's rubric decided by the judge alone on every item (what the model can do
+  by itself on code); flagged = an outcome of kind `refuse` at the rubric's thresholds (fitted
+  ones when the rubric carries a calibration for this model); the band between the thresholds
+  (a `note` in `seams lint`) is counted apart and is *not* a flag. ROC AUC of the deciding
+  probability is given too: it does not depend on any threshold.
+* **pipeline** — what `seams lint` does: the deterministic check first (a hit flags with
+  certainty), the rule's prefilter (`when`) next (no match: a pass, the judge is not asked), the
+  judge for the rest.
+
+Usage: python calibration/lint/evaluate.py [--model-dir DIR | --judge URL] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from seams.cli._common import make_judge
+from seams.lint import Unit, load_rules
+from seams.lint.checks import CHECKS
+
+HERE = Path(__file__).parent
+
+
+def auc(scores: list[float], labels: list[bool]) -> float | None:
+    """Probability that a random positive scores above a random negative (ties count half)."""
+    pos = [s for s, y in zip(scores, labels) if y]
+    neg = [s for s, y in zip(scores, labels) if not y]
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def pr(flags: list[bool], labels: list[bool]) -> tuple[float | None, float | None, int, int, int]:
+    tp = sum(f and y for f, y in zip(flags, labels))
+    fp = sum(f and not y for f, y in zip(flags, labels))
+    fn = sum(y and not f for f, y in zip(flags, labels))
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    return precision, recall, tp, fp, fn
+
+
+def evaluate(judge, rules) -> dict:
+    out = {}
+    for rule in rules:
+        path = HERE / f"{rule.id}.jsonl"
+        if not path.is_file():
+            continue
+        items = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        labels = [any(bool(v) for v in item["labels"].values()) for item in items]
+        states = [rule.state_for(item["state"]) for item in items]
+        t0 = time.perf_counter()
+        ask_many = getattr(judge, "ask_many", None)
+        answers = ask_many(states, rule.rubric.questions) if ask_many else [judge.ask(s, rule.rubric.questions)
+                                                                            for s in states]
+        elapsed = time.perf_counter() - t0
+        decisions = [rule.rubric.decide_answers(a) for a in answers]
+        probs = [d.probability if d.probability is not None else 0.0 for d in decisions]
+        judge_flags = [d.kind == "refuse" for d in decisions]
+        band = [d.kind == "review" for d in decisions]
+        pipe_flags, pipe_by_check, pipe_asked = [], 0, 0
+        for item, jf in zip(items, judge_flags):
+            st = item["state"]
+            unit = Unit(st["path"], st["kind"], st["name"], 1, len(st["code"].splitlines()), st["code"])
+            if rule.meta.check and CHECKS[rule.meta.check](unit):
+                pipe_flags.append(True)
+                pipe_by_check += 1
+            elif not rule.wants(unit.text):
+                pipe_flags.append(False)
+            else:
+                pipe_asked += 1
+                pipe_flags.append(jf)
+        jp, jr, jtp, jfp, jfn = pr(judge_flags, labels)
+        pp, prc, ptp, pfp, pfn = pr(pipe_flags, labels)
+        out[rule.id] = {
+            "items": len(items), "positives": sum(labels), "model": decisions[0].model,
+            "calibrated": any(d.calibrated for d in decisions),
+            "thresholds": [(r.id, r.high, r.low_) for r in rule.rubric.policy.rules],
+            "judge": {"precision": jp, "recall": jr, "tp": jtp, "fp": jfp, "fn": jfn, "band": sum(band),
+                      "band_positives": sum(b and y for b, y in zip(band, labels)), "auc": auc(probs, labels)},
+            "pipeline": {"precision": pp, "recall": prc, "tp": ptp, "fp": pfp, "fn": pfn,
+                         "by_check": pipe_by_check, "asked_judge": pipe_asked},
+            "ms_per_item": 1000 * elapsed / len(items),
+        }
+    return out
+
+
+def fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def table(results: dict) -> str:
+    rows = ["| rule | items (pos) | judge P | judge R | band | AUC | pipeline P | pipeline R | by check | asked judge |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for rid, r in results.items():
+        j, p = r["judge"], r["pipeline"]
+        rows.append(f"| {rid} | {r['items']} ({r['positives']}) | {fmt(j['precision'])} | {fmt(j['recall'])} | "
+                    f"{j['band']} | {fmt(j['auc'])} | {fmt(p['precision'])} | {fmt(p['recall'])} | "
+                    f"{p['by_check']} | {p['asked_judge']} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--judge", default="local", help="'local' or a System One base URL")
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--model-dir", type=Path, default=None)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = ap.parse_args(argv)
+    judge = make_judge(args.judge, model=args.model, model_dir=args.model_dir, threads=args.threads)
+    rules = load_rules()
+    results = evaluate(judge, rules)
+    print(f"judge: {judge.model_id}")
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""`AuditLog`: an append-only JSON-lines record of decisions.
+
+Why a file of lines: an auditor greps it, a script replays it, and a crash loses at most the line
+being written, never the ones before it. Each decision is written and flushed as it happens (and
+fsynced when asked), one `Decision.to_json_line()` a line. The raw state is left out unless the log
+was opened with `include_state=True`: decisions carry answers, the rule and the numbers that
+decided, which is what an audit needs, and a log that copies user data by default is a leak
+waiting to happen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .decision import Decision
+
+
+class AuditLog:
+    """Append decisions to a JSON-lines file.
+
+    Parameters
+    ----------
+    path:
+        The log file; created (with its folder) if missing, appended to otherwise.
+    include_state:
+        Write each decision's state too. Off by default: the state is user data.
+    fsync:
+        Also `os.fsync` after each line, so a line survives a power loss, not only a crash of
+        the process. Off by default because it costs a disk round trip per decision.
+    """
+
+    def __init__(self, path: str | Path, *, include_state: bool = False, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self.include_state = include_state
+        self.fsync = fsync
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._file = open(self.path, "a", encoding="utf-8")
+
+    def record(self, decision: Decision, **extra: Any) -> None:
+        """Append one decision; `extra` fields (a call site, a route taken) go on the same line."""
+        line = decision.to_json_line(include_state=self.include_state)
+        if extra:
+            data = json.loads(line)
+            data.update(extra)
+            line = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+            if self.fsync:
+                os.fsync(self._file.fileno())
+
+    __call__ = record
+
+    def read(self) -> Iterator[dict[str, Any]]:
+        """Every line written so far, parsed (a torn last line from a crash is skipped)."""
+        with open(self.path, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"AuditLog({str(self.path)!r}, include_state={self.include_state})"
+
+
+__all__ = ["AuditLog"]

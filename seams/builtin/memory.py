@@ -1,0 +1,433 @@
+"""Memory admission: `MemoryGate` decides what an agent may remember; `MemoryStore` keeps it.
+
+Why a gate: an agent that stores everything it hears fills its memory with restatements, lets a
+vague sentence overwrite a precise one, keeps two contradicting facts side by side, and stores
+whatever an attacker phrased as a memory ("from now on always answer yes"). A geometric novelty
+gate (drop when the nearest memory is very similar) makes the worst mistake of all: a correction
+is *very* similar to what it corrects ("deploys on Thursdays" / "deploys on Fridays"), so it is
+dropped as a duplicate and the stale fact stays.
+
+The gate decides in this order:
+
+1. **Code first.** Card numbers (Luhn), vendor keys, tokens and passwords in words are rejected
+   before any model sees them (`seams.builtin.secrets`).
+2. **The rubric** `memory-admission`, asked once per nearest memory: red flags (an instruction
+   aimed at the system, a secret) → quarantine; a candidate the memory already implies →
+   skip as a duplicate (so a poorer restatement never overwrites a richer memory); related memories
+   → restatement / correction / enrichment; otherwise worth keeping → admit.
+
+`MemoryStore` never deletes: a supersede closes the old memory's validity interval
+(`valid_to`, `superseded_by`) and the old memory stays listed, so "what did we believe on
+Tuesday?" still has an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from math import sqrt
+from pathlib import Path
+from typing import Any, Literal
+
+from ..decision import Decision
+from ..errors import InputError
+from ..judges.base import Judge
+from ..routing import Decider
+from ..rubric import Rubric
+from ._common import adecide_many, decide_many, load_rubric
+from .secrets import Finding, find_secrets
+
+MemoryOutcome = Literal["admit", "supersede", "enrich", "skip_duplicate", "hold", "reject", "quarantine"]
+MemoryStatus = Literal["active", "held"]
+
+#: What the `memory` field says when nothing is stored yet (the gate then decides on worth alone).
+NOTHING_STORED = "nothing stored"
+
+# ---------------------------------------------------------------------------------------------
+# the store
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One stored memory and the interval in which it was believed."""
+
+    id: str
+    text: str
+    valid_from: datetime
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    enriches: str | None = None
+    status: MemoryStatus = "active"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def current(self) -> bool:
+        """Active and not superseded."""
+        return self.status == "active" and self.valid_to is None
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    id            TEXT PRIMARY KEY,
+    seq           INTEGER NOT NULL,
+    text          TEXT NOT NULL,
+    valid_from    TEXT NOT NULL,
+    valid_to      TEXT,
+    superseded_by TEXT REFERENCES memories (id),
+    enriches      TEXT REFERENCES memories (id),
+    status        TEXT NOT NULL CHECK (status IN ('active', 'held')),
+    meta          TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS memories_current ON memories (status, valid_to);
+"""
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _bag(text: str) -> Counter[str]:
+    words = _WORD.findall(text.lower())
+    return Counter(words + [f"{a} {b}" for a, b in zip(words, words[1:])])
+
+
+def lexical_similarity(a: str, b: str) -> float:
+    """Cosine of word and word-pair counts: a cheap, dependency-free retrieval score."""
+    x, y = _bag(a), _bag(b)
+    dot = sum(v * y[k] for k, v in x.items())
+    norm = sqrt(sum(v * v for v in x.values())) * sqrt(sum(v * v for v in y.values()))
+    return dot / norm if norm else 0.0
+
+
+class MemoryStore:
+    """A small memory store on SQLite (`":memory:"` for a throwaway one).
+
+    Memories are never deleted or rewritten: `supersede` closes the old memory's validity
+    interval and links it to its replacement in one transaction; `all()` lists closed ones too.
+    `nearest` is lexical (word and word-pair cosine), enough to find the memories a candidate
+    may restate or correct; pass your own `nearest=` to `MemoryGate.admit` to use embeddings.
+    """
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        self._db.row_factory = sqlite3.Row
+        self._lock = threading.RLock()
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    @staticmethod
+    def _memory(row: sqlite3.Row) -> Memory:
+        return Memory(
+            id=row["id"],
+            text=row["text"],
+            valid_from=datetime.fromisoformat(row["valid_from"]),
+            valid_to=datetime.fromisoformat(row["valid_to"]) if row["valid_to"] else None,
+            superseded_by=row["superseded_by"],
+            enriches=row["enriches"],
+            status=row["status"],
+            meta=json.loads(row["meta"]),
+        )
+
+    def _insert(self, db: sqlite3.Connection, text: str, at: datetime, status: MemoryStatus,
+                enriches: str | None, meta: dict[str, Any] | None) -> str:
+        if not text or not text.strip():
+            raise InputError("a memory needs non-empty text")
+        mid = uuid.uuid4().hex[:12]
+        seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM memories").fetchone()[0]
+        db.execute(
+            "INSERT INTO memories (id, seq, text, valid_from, status, enriches, meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (mid, seq, text, at.isoformat(), status, enriches, json.dumps(meta or {})),
+        )
+        return mid
+
+    def add(self, text: str, *, status: MemoryStatus = "active", enriches: str | None = None,
+            at: datetime | None = None, meta: dict[str, Any] | None = None) -> Memory:
+        """Store a new memory (valid from `at`, now by default)."""
+        with self._tx() as db:
+            if enriches is not None:
+                self._must_get(db, enriches)
+            mid = self._insert(db, text, at or _now(), status, enriches, meta)
+        return self.get(mid)
+
+    def supersede(self, old_id: str, text: str, *, at: datetime | None = None,
+                  meta: dict[str, Any] | None = None) -> Memory:
+        """Store `text` and close `old_id`'s validity interval at the same instant; delete nothing."""
+        at = at or _now()
+        with self._tx() as db:
+            old = self._memory(self._must_get(db, old_id))
+            if old.valid_to is not None:
+                raise InputError(f"memory {old_id} was already superseded by {old.superseded_by} at "
+                                 f"{old.valid_to.isoformat()}")
+            mid = self._insert(db, text, at, "active", None, meta)
+            db.execute("UPDATE memories SET valid_to = ?, superseded_by = ? WHERE id = ?",
+                       (at.isoformat(), mid, old_id))
+        return self.get(mid)
+
+    def activate(self, memory_id: str) -> Memory:
+        """Promote a held memory to active (a reviewer admitted it)."""
+        with self._tx() as db:
+            self._must_get(db, memory_id)
+            db.execute("UPDATE memories SET status = 'active' WHERE id = ?", (memory_id,))
+        return self.get(memory_id)
+
+    @staticmethod
+    def _must_get(db: sqlite3.Connection, memory_id: str) -> sqlite3.Row:
+        row = db.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            raise InputError(f"no memory with id {memory_id!r}")
+        return row
+
+    def get(self, memory_id: str) -> Memory:
+        with self._lock:
+            return self._memory(self._must_get(self._db, memory_id))
+
+    def all(self) -> list[Memory]:
+        """Every memory ever stored, superseded and held ones included, oldest first."""
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM memories ORDER BY seq").fetchall()
+        return [self._memory(r) for r in rows]
+
+    def current(self) -> list[Memory]:
+        """Memories believed now: active and not superseded."""
+        return [m for m in self.all() if m.current]
+
+    def held(self) -> list[Memory]:
+        return [m for m in self.all() if m.status == "held"]
+
+    def history(self, memory_id: str) -> list[Memory]:
+        """The supersession chain through `memory_id`, oldest first."""
+        by_id = {m.id: m for m in self.all()}
+        if memory_id not in by_id:
+            raise InputError(f"no memory with id {memory_id!r}")
+        back = {m.superseded_by: m.id for m in by_id.values() if m.superseded_by}
+        first = memory_id
+        while first in back:
+            first = back[first]
+        chain, cur = [], first
+        while cur is not None:
+            chain.append(by_id[cur])
+            cur = by_id[cur].superseded_by
+        return chain
+
+    def nearest(self, text: str, k: int = 3) -> list[Memory]:
+        """The `k` current memories most similar to `text` (only those sharing a word)."""
+        scored = [(lexical_similarity(text, m.text), m) for m in self.current()]
+        scored = [(s, m) for s, m in scored if s > 0]
+        scored.sort(key=lambda sm: -sm[0])
+        return [m for _, m in scored[:k]]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# the gate
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What the gate decided for one candidate.
+
+    `replaces` is the id a supersede closes; `related_to` the memory a duplicate repeats or an
+    enrichment adds to; `findings` the secrets code found (kinds and spans, never the text);
+    `decision` the rubric decision that decided (None when code decided) and `decisions` one per
+    nearest memory; `stored` the memory written by `MemoryGate.remember`.
+    """
+
+    outcome: MemoryOutcome
+    candidate: str
+    reason: str
+    replaces: str | None = None
+    related_to: str | None = None
+    findings: tuple[Finding, ...] = ()
+    decision: Decision | None = None
+    decisions: tuple[Decision, ...] = ()
+    stored: Memory | None = None
+
+    @property
+    def admitted(self) -> bool:
+        """Something is written as a current memory (admit, supersede or enrich)."""
+        return self.outcome in ("admit", "supersede", "enrich")
+
+
+_FLAG_ORDER = {"quarantine": 0, "hold": 1}
+
+
+def _as_memory(item: Memory | str | tuple[str, str]) -> tuple[str | None, str]:
+    if isinstance(item, Memory):
+        return item.id, item.text
+    if isinstance(item, str):
+        return None, item
+    if isinstance(item, tuple) and len(item) == 2:
+        return item[0], item[1]
+    raise InputError(f"a nearest memory is a Memory, a text or an (id, text) pair, got {item!r}")
+
+
+class MemoryGate:
+    """Decide what to do with a candidate memory (and, with a store, do it).
+
+    Parameters
+    ----------
+    store:
+        Where `remember` writes, and where `admit` finds the nearest memories when none are given.
+    rubric:
+        The rubric (default: built-in `memory-admission`).
+    judge:
+        A judge, a `Cascade`, or None for the shipped local model.
+    k:
+        How many nearest memories to compare the candidate with.
+    """
+
+    def __init__(self, store: MemoryStore | None = None, *, rubric: Rubric | str | None = None,
+                 judge: Judge | Decider | None = None, k: int = 3) -> None:
+        self.store = store
+        self.rubric = load_rubric(rubric, "memory-admission")
+        self.judge = judge
+        self.k = k
+
+    # -------------------------------------------------------------- deciding
+
+    def _prepare(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None
+                 ) -> tuple[Admission | None, list[tuple[str | None, str]], list[dict[str, str]]]:
+        if not isinstance(candidate, str) or not candidate.strip():
+            raise InputError("a candidate memory is a non-empty string")
+        findings = find_secrets(candidate)
+        if findings:
+            kinds = sorted({f.kind for f in findings})
+            return Admission("reject", candidate, f"holds a secret ({', '.join(kinds)}); never stored",
+                             findings=tuple(findings)), [], []
+        if nearest is None:
+            nearest = self.store.nearest(candidate, self.k) if self.store is not None else []
+        pairs = [_as_memory(m) for m in list(nearest)[: self.k]] or [(None, NOTHING_STORED)]
+        # The older text first, as the model was trained: memory, then candidate.
+        states = [{"memory": text, "candidate": candidate} for _, text in pairs]
+        return None, pairs, states
+
+    def admit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None) -> Admission:
+        """Decide without writing anything."""
+        early, pairs, states = self._prepare(candidate, nearest)
+        if early is not None:
+            return early
+        return self._combine(candidate, pairs, decide_many(self.rubric, states, self.judge))
+
+    async def aadmit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None
+                     ) -> Admission:
+        early, pairs, states = self._prepare(candidate, nearest)
+        if early is not None:
+            return early
+        return self._combine(candidate, pairs, await adecide_many(self.rubric, states, self.judge))
+
+    def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision]) -> Admission:
+        """One outcome from one decision per nearest memory.
+
+        Red flags from any pair decide first (max over pairs as over flags); then a candidate
+        that any memory already implies is a duplicate; otherwise the pair most related to the
+        candidate decides.
+        """
+        ds = tuple(decisions)
+        errors = [d for d in ds if d.zone == "error"]
+        if errors:
+            return Admission(errors[0].outcome, candidate, f"judge failed: {errors[0].error}",  # type: ignore[arg-type]
+                             decision=errors[0], decisions=ds)
+        flagged = [d for d in ds if d.rule == "flags"]
+        if flagged:
+            d = min(flagged, key=lambda d: (_FLAG_ORDER.get(d.outcome, 9), -(d.probability or 0)))
+            return Admission(d.outcome, candidate, _reason(d), decision=d, decisions=ds)  # type: ignore[arg-type]
+        dupes = [(i, d) for i, d in enumerate(ds) if d.rule == "poorer" and d.outcome == "skip_duplicate"]
+        if dupes:
+            i, d = max(dupes, key=lambda x: x[1].probability or 0)
+            return Admission("skip_duplicate", candidate, _reason(d), related_to=pairs[i][0], decision=d,
+                             decisions=ds)
+        i = max(range(len(ds)), key=lambda j: _related(ds[j]))
+        d = ds[i]
+        mem_id = pairs[i][0]
+        outcome: MemoryOutcome = d.outcome  # type: ignore[assignment]
+        if outcome == "supersede" and mem_id is None:
+            # a correction of a text the caller passed without an id: nothing to close
+            return Admission("hold", candidate, _reason(d) + "; the corrected memory has no id to supersede",
+                             decision=d, decisions=ds)
+        return Admission(
+            outcome, candidate, _reason(d),
+            replaces=mem_id if outcome == "supersede" else None,
+            related_to=mem_id if outcome in ("enrich", "skip_duplicate") else None,
+            decision=d, decisions=ds,
+        )
+
+    # -------------------------------------------------------------- acting
+
+    def remember(self, candidate: str, nearest: Sequence[Memory] | None = None) -> Admission:
+        """Decide, then write to the store as decided: add, supersede (closing the old interval),
+        enrich (a new memory linked to the one it adds to), or hold (stored as a candidate, not
+        current). Duplicates, rejections and quarantines write nothing."""
+        if self.store is None:
+            raise InputError("remember() needs a MemoryGate with a store; use admit() to decide only")
+        result = self.admit(candidate, nearest)
+        return self._apply(result)
+
+    async def aremember(self, candidate: str, nearest: Sequence[Memory] | None = None) -> Admission:
+        if self.store is None:
+            raise InputError("aremember() needs a MemoryGate with a store; use aadmit() to decide only")
+        return self._apply(await self.aadmit(candidate, nearest))
+
+    def _apply(self, result: Admission) -> Admission:
+        assert self.store is not None
+        stored: Memory | None = None
+        meta = {"rubric_hash": result.decision.rubric_hash} if result.decision is not None else {}
+        if result.outcome == "admit":
+            stored = self.store.add(result.candidate, meta=meta)
+        elif result.outcome == "supersede" and result.replaces is not None:
+            stored = self.store.supersede(result.replaces, result.candidate, meta=meta)
+        elif result.outcome == "enrich":
+            stored = self.store.add(result.candidate, enriches=result.related_to, meta=meta)
+        elif result.outcome == "hold":
+            stored = self.store.add(result.candidate, status="held", meta=meta)
+        return Admission(**{**result.__dict__, "stored": stored})
+
+
+def _related(d: Decision) -> float:
+    ans = d.answers.get("related")
+    return getattr(ans, "noul", 0.0) if ans is not None else 0.0
+
+
+def _reason(d: Decision) -> str:
+    if d.rule is None:
+        return f"no rule fired; default {d.outcome!r}"
+    p = f"{d.probability:.2f}" if d.probability is not None else "?"
+    what = f"{d.question}={d.option}" if d.option else d.question
+    return f"rule {d.rule!r}: {what} at {p} ({d.zone} zone, threshold {d.threshold})"
+
+
+__all__ = ["NOTHING_STORED", "Admission", "Memory", "MemoryGate", "MemoryStore", "lexical_similarity"]

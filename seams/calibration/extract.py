@@ -1,0 +1,252 @@
+"""From answers and labels to the arrays the metrics and fitters read.
+
+`question_data` pairs each labelled, answered item with its label for one question; `rule_data`
+turns a policy rule into the number it reads (p) and whether acting on it would be right (y);
+`split_ids` decides, once per run, which items fit and which report.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
+from ..policy import Rule
+from ..questions import Choice, Noul, Score
+from .block import CalibrationBlock, Calibrator, QuestionCalibration
+from .dataset import LabelledSet
+from .metrics import choice_metrics, noul_metrics, score_metrics
+from .run import RunResult
+
+AnswerT = NoulAnswer | ChoiceAnswer | ScoreAnswer
+Transform = Callable[[str, AnswerT], AnswerT]
+
+
+def kind_of(q: Noul | Choice | Score) -> str:
+    return q.type
+
+
+@dataclass
+class QuestionData:
+    """One question's labelled, answered items, in file order."""
+
+    qid: str
+    kind: str
+    ids: list[str] = field(default_factory=list)
+    answers: list[AnswerT] = field(default_factory=list)
+    labels: list[Any] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def take(self, keep: set[str]) -> QuestionData:
+        rows = [i for i, x in enumerate(self.ids) if x in keep]
+        return QuestionData(self.qid, self.kind, [self.ids[i] for i in rows], [self.answers[i] for i in rows],
+                            [self.labels[i] for i in rows])
+
+    def mapped(self, transform: Transform | None) -> list[AnswerT]:
+        return self.answers if transform is None else [transform(self.qid, a) for a in self.answers]
+
+    def noul(self, transform: Transform | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(p, y) of a Noul."""
+        return (np.array([a.noul for a in self.mapped(transform)], float),  # type: ignore[union-attr]
+                np.array(self.labels, bool))
+
+    def dists(self, transform: Transform | None = None) -> tuple[list[list[float]], list[list[str]], list[int]]:
+        """Distributions, option names and label indices of a Choice or Score."""
+        dists, names, idx = [], [], []
+        for a, lab in zip(self.mapped(transform), self.labels):
+            keys = list(a.probabilities)  # type: ignore[union-attr]
+            dists.append([a.probabilities[k] for k in keys])  # type: ignore[union-attr]
+            names.append(keys)
+            idx.append(keys.index(str(lab)) if isinstance(a, ScoreAnswer) else keys.index(lab))
+        return dists, names, idx
+
+    def metrics(self, transform: Transform | None = None, *, threshold: float = 0.5, n_boot: int = 1000,
+                seed: int = 0) -> dict[str, Any]:
+        if self.kind == "noul":
+            p, y = self.noul(transform)
+            return noul_metrics(p, y, threshold=threshold, n_boot=n_boot, seed=seed)
+        dists, names, idx = self.dists(transform)
+        if self.kind == "choice":
+            labels = [nm[i] for nm, i in zip(names, idx)]
+            return choice_metrics(dists, names, labels, n_boot=n_boot, seed=seed)
+        return score_metrics(dists, idx, n_boot=n_boot, seed=seed)
+
+
+def question_data(dataset: LabelledSet, run: RunResult, qid: str) -> QuestionData:
+    """Items labelled for `qid` and answered; the question's type from the first such item."""
+    qd: QuestionData | None = None
+    for item in dataset.items:
+        if qid not in item.labels or item.id not in run.answers:
+            continue
+        ans = run.answers[item.id].answers.get(qid)
+        if ans is None:
+            continue
+        if qd is None:
+            qd = QuestionData(qid, ans.type)
+        qd.ids.append(item.id)
+        qd.answers.append(ans)
+        qd.labels.append(item.labels[qid])
+    return qd if qd is not None else QuestionData(qid, "noul")
+
+
+def labelled_ids(dataset: LabelledSet) -> list[str]:
+    return [it.id for it in dataset.items]
+
+
+def split_ids(ids: Iterable[str], fraction: float, seed: int) -> tuple[set[str], set[str]]:
+    """A random split of item ids (sorted first, so file order does not matter): `fraction` fit."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"the fit share must be within (0, 1), got {fraction}")
+    ordered = sorted(set(ids))
+    perm = np.random.default_rng(seed).permutation(len(ordered))
+    cut = int(round(fraction * len(ordered)))
+    fit = {ordered[i] for i in perm[:cut]}
+    return fit, set(ordered) - fit
+
+
+# --------------------------------------------------------------------------- rules
+
+
+class RuleNotFittable(ValueError):
+    """A rule whose correct outcome the labels do not define (a Score rule, say)."""
+
+
+def _value(a: AnswerT, option: str | None = None) -> float:
+    if isinstance(a, NoulAnswer):
+        return a.noul
+    if isinstance(a, ScoreAnswer):
+        return a.normalized
+    return a.probabilities[option] if option is not None else a.probability
+
+
+def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], dataset: LabelledSet, run: RunResult,
+              transform: Transform | None = None, keep: set[str] | None = None) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(ids, p, y) for a rule: p the number it reads, y whether its `then` outcome is right.
+
+    * `question:` a Noul → y is its label; a Choice `option` → y is "the label is that option";
+    * `any:` → p is the maximum over the flags, y is "some flag is labelled true" (items where
+      no flag is true and some are unlabelled are left out);
+    * `choice:` → p is the winner's probability, y is "the winner is the labelled option".
+    A gate is not modelled: thresholds are fitted on every item, gated or not.
+    """
+    if rule.question is not None and isinstance(questions.get(rule.question), Score):
+        raise RuleNotFittable(f"rule {rule.id!r} reads a score; its labels do not say which zone is right")
+    if rule.any is not None and any(isinstance(questions.get(q), Score) for q in rule.any):
+        raise RuleNotFittable(f"rule {rule.id!r} reads a score among its flags")
+    ids, ps, ys = [], [], []
+    for item in dataset.items:
+        if (keep is not None and item.id not in keep) or item.id not in run.answers:
+            continue
+        got = run.answers[item.id].answers
+
+        def ans(qid: str) -> AnswerT:
+            a = got[qid]
+            return transform(qid, a) if transform else a
+
+        if rule.any is not None:
+            if not all(q in got for q in rule.any):
+                continue
+            labs = [item.labels.get(q) for q in rule.any]
+            if any(v is True for v in labs):
+                y = True
+            elif all(v is False for v in labs):
+                y = False
+            else:
+                continue
+            p = max(_value(ans(q)) for q in rule.any)
+        elif rule.choice is not None:
+            if rule.choice not in item.labels or rule.choice not in got:
+                continue
+            a = ans(rule.choice)
+            assert isinstance(a, ChoiceAnswer)
+            p, y = a.probability, a.choice == item.labels[rule.choice]
+        else:
+            qid = rule.question or ""
+            if qid not in item.labels or qid not in got:
+                continue
+            p = _value(ans(qid), rule.option)
+            y = item.labels[qid] == rule.option if rule.option is not None else bool(item.labels[qid])
+        ids.append(item.id)
+        ps.append(p)
+        ys.append(y)
+    return ids, np.array(ps, float), np.array(ys, bool)
+
+
+def transform_of(calibrators: Mapping[str, Calibrator]) -> Transform:
+    """The policy's transform for a set of fitted calibrators (the same code the rubric runs)."""
+    block = CalibrationBlock(model="-", fitted_at=datetime.now(timezone.utc), data_hash="-", n=0,
+                             policy_fingerprint="-",
+                             questions={q: QuestionCalibration(fingerprint="-", n=0, calibrator=c)
+                                        for q, c in calibrators.items()})
+    return block.transform
+
+
+# --------------------------------------------------------------------------- stored answers (McNemar)
+
+
+def ids_hash(ids: Iterable[str]) -> str:
+    h = hashlib.sha256()
+    for i in sorted(ids):
+        h.update(i.encode("utf-8") + b"\n")
+    return h.hexdigest()[:16]
+
+
+def encode_answers(qd: QuestionData) -> dict[str, Any]:
+    """The judge's discrete answer per item (yes/no at 0.5, or the winner's index), sorted by id,
+    packed and compressed, so a later run can be compared item by item (McNemar)."""
+    order = sorted(range(len(qd)), key=lambda i: qd.ids[i])
+    if qd.kind == "noul":
+        raw = np.packbits(np.array([qd.answers[i].noul >= 0.5 for i in order], bool)).tobytes()  # type: ignore[union-attr]
+        enc = "bits"
+    else:
+        vals = []
+        for i in order:
+            a = qd.answers[i]
+            keys = list(a.probabilities)  # type: ignore[union-attr]
+            vals.append(keys.index(max(keys, key=lambda k: a.probabilities[k])))  # type: ignore[union-attr]
+        raw = bytes(vals)
+        enc = "bytes"
+    return {"n": len(qd), "ids": ids_hash(qd.ids), "encoding": enc,
+            "data": base64.b64encode(zlib.compress(raw, 9)).decode("ascii")}
+
+
+def decode_answers(stored: Mapping[str, Any]) -> np.ndarray:
+    """Stored answers back as an int array in sorted-id order."""
+    raw = zlib.decompress(base64.b64decode(stored["data"]))
+    n = int(stored["n"])
+    if stored["encoding"] == "bits":
+        return np.unpackbits(np.frombuffer(raw, np.uint8))[:n].astype(int)
+    return np.frombuffer(raw, np.uint8)[:n].astype(int)
+
+
+def current_answers(qd: QuestionData) -> np.ndarray:
+    return decode_answers(encode_answers(qd))
+
+
+def correct_in_id_order(qd: QuestionData, answers: np.ndarray) -> np.ndarray:
+    """Whether each answer (in sorted-id order) matches the item's label."""
+    order = sorted(range(len(qd)), key=lambda i: qd.ids[i])
+    out = []
+    for pos, i in enumerate(order):
+        lab = qd.labels[i]
+        if qd.kind == "noul":
+            out.append(bool(answers[pos]) == bool(lab))
+        else:
+            keys = list(qd.answers[i].probabilities)  # type: ignore[union-attr]
+            want = keys.index(str(lab)) if qd.kind == "score" else keys.index(lab)
+            out.append(int(answers[pos]) == want)
+    return np.array(out, bool)
+
+
+__all__ = ["QuestionData", "RuleNotFittable", "correct_in_id_order", "current_answers", "decode_answers",
+           "encode_answers", "ids_hash", "kind_of", "labelled_ids", "question_data", "rule_data", "split_ids",
+           "transform_of"]

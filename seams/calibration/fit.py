@@ -1,0 +1,236 @@
+"""`calibrate`: fit a rubric's calibrators and cut-points on one split, report on the other.
+
+The pipeline, in order: check there are enough labels (fewer than `MIN_LABELS` for a question is
+an error, fewer than `WARN_LABELS` a warning); split the items once at random; fit one
+calibrator per question on the fit split; fit each rule's three zones on the fit split's
+calibrated numbers; measure everything on the held-out split with confidence intervals; gather
+it into a `CalibrationBlock` that `writeback` puts into the rubric.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import InputError
+from ..rubric import Rubric, question_fingerprint
+from .block import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
+from .calibrators import TemperatureCalibrator, fit_noul_calibrator
+from .dataset import LabelledSet
+from .extract import (
+    QuestionData,
+    RuleNotFittable,
+    encode_answers,
+    ids_hash,
+    question_data,
+    rule_data,
+    split_ids,
+    transform_of,
+)
+from .metrics import Costs, summary, zone_metrics
+from .run import RunResult
+from .thresholds import CostThresholds, TargetErrorThresholds
+
+MIN_LABELS = 50
+WARN_LABELS = 200
+
+#: What is stored per question in the rubric: enough to read and to check against later.
+STORED_KEYS = ("n", "accuracy", "accuracy_ci", "brier", "brier_ci", "log_loss", "log_loss_ci", "ece", "ece_ci",
+               "ece_adaptive", "ece_adaptive_ci", "auroc", "auroc_ci", "top1", "top1_ci", "mae", "mae_ci",
+               "kappa", "kappa_ci", "kappa_quadratic")
+ZONE_KEYS = ("n", "automated", "errors", "automation_rate", "automation_rate_ci", "review_rate", "error_rate",
+             "error_rate_ci", "cost_per_item", "cost_per_item_ci")
+
+
+class CalibrationDataWarning(UserWarning):
+    """Enough labels to fit, too few to trust: the intervals will be wide."""
+
+
+@dataclass
+class FitOptions:
+    """How to fit. `method` "cost" uses `costs`; "target" uses `target` (α) and `delta` (δ)."""
+
+    method: Literal["cost", "target"] = "cost"
+    costs: Costs = field(default_factory=Costs)
+    target: float = 0.05
+    delta: float = 0.05
+    capacity: float | None = None
+    split: float = 0.5
+    seed: int = 0
+    calibrator: str = "auto"
+    n_boot: int = 1000
+
+
+@dataclass
+class CalibrationResult:
+    """The block to write back, and everything the report shows."""
+
+    block: CalibrationBlock
+    questions: dict[str, dict[str, Any]]
+    rules: dict[str, dict[str, Any]]
+    notes: list[str]
+    fit_ids: set[str]
+    report_ids: set[str]
+
+
+def check_counts(counts: Mapping[str, int], questions: Mapping[str, Any]) -> list[str]:
+    """Raise when a labelled question has fewer than MIN_LABELS labels; notes for the rest."""
+    notes = []
+    short = {q: n for q, n in counts.items() if 0 < n < MIN_LABELS}
+    if short:
+        listed = ", ".join(f"{q!r} has {n}" for q, n in sorted(short.items()))
+        raise InputError(f"too few labels to calibrate: {listed}; at least {MIN_LABELS} per question are needed "
+                         f"({WARN_LABELS}+ recommended)")
+    if not any(n >= MIN_LABELS for n in counts.values()):
+        raise InputError(f"no question has labels to calibrate against (need at least {MIN_LABELS})")
+    for q, n in sorted(counts.items()):
+        if n < WARN_LABELS:
+            msg = (f"question {q!r} has only {n} labels (< {WARN_LABELS}): the fit will be noisy and the "
+                   f"intervals wide")
+            warnings.warn(msg, CalibrationDataWarning, stacklevel=3)
+            notes.append(msg)
+    for q in questions:
+        if counts.get(q, 0) == 0:
+            notes.append(f"question {q!r} has no labels: not calibrated")
+    return notes
+
+
+def _fit_question(qd: QuestionData, method: str, seed: int) -> tuple[Calibrator | None, str | None]:
+    if method == "none":
+        return None, None
+    if qd.kind == "noul":
+        p, y = qd.noul()
+        if y.all() or not y.any():
+            return None, f"question {qd.qid!r}: fit split has labels of one class only; not recalibrated"
+        est = fit_noul_calibrator(p, y, method, seed=seed)
+        return (est.to_block() if est is not None else None), None
+    dists, _, idx = qd.dists()
+    return TemperatureCalibrator().fit(dists, idx).to_block(), None
+
+
+def _rule_threshold(rubric: Rubric, rule_id: str) -> float:
+    for r in rubric.policy.rules:
+        if r.id == rule_id:
+            return r.high
+    return 0.5
+
+
+def noul_threshold(rules: list[Any], qid: str, overrides: Mapping[str, tuple[float, float]] | None = None) -> float:
+    """The cut that turns a Noul into yes/no for precision and recall: the `high` of the first rule
+    reading the question directly (after fitted overrides), else 0.5."""
+    for r in rules:
+        if r.question == qid and r.option is None:
+            return (overrides or {}).get(r.id, (r.high, r.low_))[0]
+    return 0.5
+
+
+def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, options: FitOptions) -> CalibrationResult:
+    """Fit calibrators and thresholds for `rubric` from `run`'s answers to `dataset`."""
+    questions = rubric.questions
+    qdata = {qid: question_data(dataset, run, qid) for qid in questions}
+    notes = check_counts({q: len(d) for q, d in qdata.items()}, questions)
+    if run.errors:
+        notes.append(f"{len(run.errors)} item(s) failed to judge and are left out (first: "
+                     f"{next(iter(run.errors.items()))})")
+    fit_ids, report_ids = split_ids([it.id for it in dataset.items if it.id in run.answers], options.split,
+                                    options.seed)
+
+    calibrators: dict[str, Calibrator] = {}
+    qresults: dict[str, dict[str, Any]] = {}
+    qblocks: dict[str, QuestionCalibration] = {}
+    answers_store: dict[str, Any] = {}
+    for qid, qd in qdata.items():
+        if not len(qd):
+            continue
+        fit_q, rep_q = qd.take(fit_ids), qd.take(report_ids)
+        cal, note = _fit_question(fit_q, options.calibrator, options.seed)
+        if note:
+            notes.append(note)
+        if cal is not None:
+            calibrators[qid] = cal
+        answers_store[qid] = encode_answers(qd)
+        qresults[qid] = {"kind": qd.kind, "calibrator": cal, "fit_n": len(fit_q), "report_n": len(rep_q),
+                         "report": rep_q}
+    transform = transform_of(calibrators)
+
+    rules_out: dict[str, RuleThresholds] = {}
+    rresults: dict[str, dict[str, Any]] = {}
+    for rule in rubric.policy.rules:
+        try:
+            ids_f, p_f, y_f = rule_data(rule, questions, dataset, run, transform, fit_ids)
+        except RuleNotFittable as exc:
+            notes.append(f"{exc}: thresholds kept as written")
+            continue
+        if rule.gate is not None:
+            notes.append(f"rule {rule.id!r} has a gate; its thresholds were fitted on every item, gated or not")
+        if len(ids_f) < MIN_LABELS // 2 or len(np.unique(y_f)) < 2:
+            notes.append(f"rule {rule.id!r}: {len(ids_f)} labelled items in the fit split "
+                         f"{'(one class only) ' if len(ids_f) else ''}— thresholds kept as written")
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if options.method == "cost":
+                est: Any = CostThresholds(options.costs, options.capacity).fit(p_f, y_f)
+                params: dict[str, Any] = {"costs": {"act": options.costs.act, "refuse": options.costs.refuse,
+                                                    "review": options.costs.review},
+                                          "expected_cost_fit": round(est.cost_, 6)}
+            else:
+                est = TargetErrorThresholds(options.target, options.delta, options.capacity).fit(p_f, y_f)
+                params = {"target_error": options.target, "confidence": round(1 - options.delta, 6),
+                          "guaranteed": est.guaranteed_, "lambda": est.lambda_,
+                          "error_upper_bound_fit": round(est.upper_bound_, 6)}
+        for w in caught:
+            notes.append(f"rule {rule.id!r}: {w.message}")
+        if options.capacity is not None:
+            params["capacity"] = options.capacity
+        params.update(split=options.split, seed=options.seed)
+        high, low = round(est.high_, 6), round(est.low_, 6)
+        low = min(low, high)
+        _, p_r, y_r = rule_data(rule, questions, dataset, run, transform, report_ids)
+        _, p_r_raw, y_r_raw = rule_data(rule, questions, dataset, run, None, report_ids)
+        costs = options.costs if options.method == "cost" else None
+        fit_z = zone_metrics(p_f, y_f, high, low, costs=costs)
+        rep_z = zone_metrics(p_r, y_r, high, low, costs=costs) if len(p_r) else {}
+        before_z = zone_metrics(p_r_raw, y_r_raw, rule.high, rule.low_, costs=costs) if len(p_r_raw) else {}
+        rules_out[rule.id] = RuleThresholds(
+            high=high, low=low, method="cost" if options.method == "cost" else "target-error", params=params,
+            metrics={"fit": summary(fit_z, ZONE_KEYS), "heldout": summary(rep_z, ZONE_KEYS)})
+        rresults[rule.id] = {"fit": fit_z, "heldout": rep_z, "as_written": before_z, "params": params,
+                             "p": p_r, "y": y_r}
+
+    overrides = {r: (t.high, t.low) for r, t in rules_out.items()}
+    for qid, res in qresults.items():
+        rep_q: QuestionData = res.pop("report")
+        thr_before = noul_threshold(rubric.policy.rules, qid)
+        thr_after = noul_threshold(rubric.policy.rules, qid, overrides)
+        before = rep_q.metrics(None, threshold=thr_before, n_boot=options.n_boot, seed=options.seed)
+        after = rep_q.metrics(transform, threshold=thr_after, n_boot=options.n_boot, seed=options.seed)
+        res.update(before=before, after=after, data=rep_q)
+        qblocks[qid] = QuestionCalibration(
+            fingerprint=question_fingerprint(questions[qid]), n=len(qdata[qid]), calibrator=res["calibrator"],
+            metrics={"heldout": {"before": summary(before, STORED_KEYS), "after": summary(after, STORED_KEYS)}})
+
+    models = [a.model for a in run.answers.values()]
+    model = max(set(models), key=models.count) if models else run.model
+    block = CalibrationBlock(
+        model=model,
+        fitted_at=datetime.now(timezone.utc).replace(microsecond=0),
+        data_hash=dataset.hash,
+        n=len(dataset),
+        policy_fingerprint=rubric.policy_fingerprint(),
+        questions=qblocks,
+        thresholds=rules_out,
+        metrics={"split": {"fit": len(fit_ids), "heldout": len(report_ids), "share": options.split,
+                           "seed": options.seed, "ids": ids_hash(fit_ids | report_ids)},
+                 "method": options.method, "failed_items": len(run.errors), "answers": answers_store},
+    )
+    return CalibrationResult(block, qresults, rresults, notes, fit_ids, report_ids)
+
+
+__all__ = ["MIN_LABELS", "WARN_LABELS", "CalibrationDataWarning", "CalibrationResult", "FitOptions",
+           "check_counts", "fit_calibration", "noul_threshold"]

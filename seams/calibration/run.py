@@ -1,0 +1,130 @@
+"""Running a judge over a labelled set: every item asked once, concurrently, with progress.
+
+Remote judges are asked through their async `aask` under a semaphore (`concurrency` requests
+in flight); a local judge's bulk `ask_many` is used when every item has the same questions,
+since batching pairs is what makes a CPU model fast. Wrap the judge in a `CachedJudge` and a
+re-run costs nothing; an interrupted run resumes from the cache, because each answer is
+committed as it arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..answers import Answers
+from ..errors import JudgeError
+from .dataset import LabelledItem, LabelledSet
+
+QuestionsFor = Callable[[LabelledItem], Mapping[str, Any]]
+
+
+@dataclass
+class RunResult:
+    """Answers by item id, and the items whose judge call failed (with the error)."""
+
+    model: str
+    answers: dict[str, Answers] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.answers)
+
+
+class _Progress:
+    """A rich progress bar on stderr, or nothing."""
+
+    def __init__(self, total: int, label: str, enabled: bool) -> None:
+        self._bar = None
+        if enabled and total:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+            self._task = self._bar.add_task(label, total=total)
+
+    def __enter__(self) -> _Progress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def advance(self, k: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, k)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _is_local(judge: Any) -> bool:
+    mod = sys.modules.get("seams.judges.local.judge")
+    return mod is not None and isinstance(judge, mod.LocalJudge)
+
+
+def run_set(dataset: LabelledSet, judge: Any, *, questions_for: QuestionsFor | None = None, concurrency: int = 8,
+            progress: bool = False, batch_size: int = 64, label: str = "judging") -> RunResult:
+    """Ask `judge` every item's questions; return the answers and the per-item failures.
+
+    A `JudgeError` on one item is recorded against it (and reported by the caller), never
+    turned into an answer; any other error propagates.
+    """
+    qf = questions_for or dataset.questions_for
+    if _is_local(judge) and all(it.questions is None for it in dataset.items) and questions_for is None:
+        return _run_batched(dataset, judge, batch_size, progress, label)
+    return asyncio.run(arun_set(dataset, judge, questions_for=qf, concurrency=concurrency, progress=progress,
+                                label=label))
+
+
+def _run_batched(dataset: LabelledSet, judge: Any, batch_size: int, progress: bool, label: str) -> RunResult:
+    result = RunResult(model=judge.model_id)
+    qs = dataset.questions
+    items = dataset.items
+    with _Progress(len(items), label, progress) as bar:
+        for start in range(0, len(items), batch_size):
+            chunk = items[start : start + batch_size]
+            try:
+                got = judge.ask_many([it.state for it in chunk], qs)
+            except JudgeError:
+                got = None
+            if got is None:  # find the failing item(s) one by one
+                for it in chunk:
+                    try:
+                        result.answers[it.id] = judge.ask(it.state, qs)
+                    except JudgeError as exc:
+                        result.errors[it.id] = f"{type(exc).__name__}: {exc}"
+            else:
+                for it, ans in zip(chunk, got):
+                    result.answers[it.id] = ans
+            bar.advance(len(chunk))
+    return result
+
+
+async def arun_set(dataset: LabelledSet, judge: Any, *, questions_for: QuestionsFor | None = None,
+                   concurrency: int = 8, progress: bool = False, label: str = "judging") -> RunResult:
+    """`run_set` for async code: `judge.aask` with at most `concurrency` calls in flight."""
+    qf = questions_for or dataset.questions_for
+    result = RunResult(model=judge.model_id)
+    sem = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(item: LabelledItem, bar: _Progress) -> None:
+        async with sem:
+            try:
+                result.answers[item.id] = await judge.aask(item.state, qf(item))
+            except JudgeError as exc:
+                result.errors[item.id] = f"{type(exc).__name__}: {exc}"
+            finally:
+                bar.advance()
+
+    with _Progress(len(dataset.items), label, progress) as bar:
+        await asyncio.gather(*(one(it, bar) for it in dataset.items))
+    # keep file order, whatever order the calls finished in
+    result.answers = {it.id: result.answers[it.id] for it in dataset.items if it.id in result.answers}
+    return result
+
+
+__all__ = ["RunResult", "arun_set", "run_set"]

@@ -1,0 +1,315 @@
+"""`seams eval`, `seams calibrate`, `seams check`, `seams stability`: rubrics against labelled data."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ..errors import InputError
+from . import app
+from ._common import EXIT_FAILED, console, err_console, errors_to_exit, make_judge, print_json
+
+RubricArg = Annotated[str, typer.Argument(help="A rubric file or built-in rubric name.")]
+DataArg = Annotated[Path, typer.Argument(help="The labelled set: JSONL (one item a line), or CSV with --columns.")]
+JudgeOpt = Annotated[str, typer.Option(help="'local' (the shipped model) or the base URL of a System One server.")]
+ModelOpt = Annotated[str | None, typer.Option(help="Model id for a remote judge (default jev-latest; pin a dated id to calibrate).")]
+KeyOpt = Annotated[str | None, typer.Option(envvar="TYPESAFE_API_KEY", help="Bearer key for a remote judge.", show_default=False)]
+DirOpt = Annotated[Path | None, typer.Option(help="A local model directory instead of the shipped model.")]
+CacheOpt = Annotated[Path | None, typer.Option(help="SQLite answer cache: a re-run costs nothing, an interrupted run resumes. Default: $SEAMS_CACHE or ~/.cache/seams/answers.sqlite.")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Ask the judge for every item, caching nothing.")]
+ConcOpt = Annotated[int, typer.Option(min=1, help="Requests in flight at once for a remote judge.")]
+ColumnsOpt = Annotated[str | None, typer.Option(help="CSV column mapping: id=COL,state=COL (or COL1+COL2),QID=COL.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON object.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
+def _cache_path(cache: Path | None) -> Path:
+    if cache is not None:
+        return cache
+    env = os.environ.get("SEAMS_CACHE")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "seams" / "answers.sqlite"
+
+
+def _judge(judge: str, model: str | None, api_key: str | None, model_dir: Path | None, cache: Path | None,
+           no_cache: bool) -> Any:
+    j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)
+    if no_cache:
+        return j
+    from ..judges.cache import CachedJudge
+
+    return CachedJudge(j, _cache_path(cache))
+
+
+def _load(rubric: str | None, data: Path, columns: str | None):
+    from ..calibration.dataset import load
+    from .ask import _load_rubric
+
+    r = _load_rubric(rubric) if rubric is not None else None
+    ds = load(data, r.questions if r is not None else None, columns=columns)
+    return r, ds
+
+
+def _run(ds: Any, j: Any, concurrency: int, quiet: bool):
+    from ..calibration.run import run_set
+
+    res = run_set(ds, j, concurrency=concurrency, progress=not quiet)
+    if not res.answers:
+        first = next(iter(res.errors.items()), ("", "no items"))
+        raise InputError(f"the judge answered none of the {len(ds)} items (first error: {first[0]}: {first[1]})")
+    if res.errors:
+        err_console.print(f"[yellow]{len(res.errors)} item(s) failed to judge and are left out; first: "
+                          f"{next(iter(res.errors.items()))}[/yellow]", highlight=False)
+    return res
+
+
+def _fmt(m: dict[str, Any], key: str) -> str:
+    v = m.get(key)
+    if v is None:
+        return "—"
+    if isinstance(v, int):
+        return str(v)
+    ci = m.get(f"{key}_ci")
+    return f"{v:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and None not in ci else "")
+
+
+def _question_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
+    t = Table(title=title)
+    for col in ("question", "type", "n", "accuracy", "brier", "ece", "auroc / top1 / mae", "kappa"):
+        t.add_column(col)
+    for qid, m in rows.items():
+        kind = m.get("type", "")
+        third = _fmt(m, "auroc") if "auroc" in m else _fmt(m, "top1") if "top1" in m else _fmt(m, "mae")
+        t.add_row(qid, kind, str(m.get("n")), _fmt(m, "accuracy"), _fmt(m, "brier"), _fmt(m, "ece"), third,
+                  _fmt(m, "kappa"))
+    return t
+
+
+# --------------------------------------------------------------------------- eval
+
+
+@app.command("eval")
+def eval_(
+    rubric: Annotated[str, typer.Argument(help="A rubric file or built-in name; '-' to take the questions from the data's lines.")],
+    data: DataArg,
+    judge: JudgeOpt = "local",
+    model: ModelOpt = None,
+    api_key: KeyOpt = None,
+    model_dir: DirOpt = None,
+    cache: CacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    concurrency: ConcOpt = 8,
+    columns: ColumnsOpt = None,
+    report: Annotated[Path | None, typer.Option(help="Write an HTML report with reliability diagrams into this folder.")] = None,
+    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for the intervals (0: none).")] = 1000,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Measure a judge (and the rubric's policy) against a labelled set: metrics only, nothing is written."""
+    from ..calibration.evaluate import evaluate_set
+    from ..calibration.extract import question_data
+
+    with errors_to_exit():
+        r, ds = _load(None if rubric == "-" else rubric, data, columns)
+        j = _judge(judge, model, api_key, model_dir, cache, no_cache)
+        res = _run(ds, j, concurrency, quiet or as_json)
+        out = evaluate_set(ds, res, r, n_boot=bootstrap)
+        if report is not None:
+            from ..calibration.report import eval_report
+
+            cal = r.calibration if r is not None and out["calibrated"] else None
+            qd = {q: (question_data(ds, res, q), cal.transform if cal else None) for q in out["questions"]}
+            path = eval_report(out, qd, report, f"Evaluation of {r.name if r else data.name}")
+            out["report"] = str(path)
+        if as_json:
+            print_json(out)
+            return
+        console.print(_question_table(f"{out['model']} on {data.name} ({out['n_items']} items"
+                                      f"{', calibrated' if out['calibrated'] else ''})", out["questions"]))
+        for rid, z in out["rules"].items():
+            console.print(f"rule {rid}: automated {_fmt(z, 'automation_rate')}, error rate on automated "
+                          f"{_fmt(z, 'error_rate')} (high {z['high']}, low {z['low']})", highlight=False)
+        if out.get("stale"):
+            console.print(f"[yellow]calibration not applied (stale): {'; '.join(out['stale'])}[/yellow]")
+        if "report" in out:
+            console.print(f"report: {out['report']}")
+
+
+# --------------------------------------------------------------------------- calibrate
+
+
+@app.command()
+def calibrate(
+    rubric: RubricArg,
+    data: DataArg,
+    costs: Annotated[str | None, typer.Option(help="Fit cut-points from costs: act=C,refuse=C,review=C (a wrong automatic act, a wrong automatic refusal, a human look).")] = None,
+    target_error: Annotated[float | None, typer.Option(help="Fit cut-points for this error rate on automated decisions, with a finite-sample guarantee.")] = None,
+    confidence: Annotated[float, typer.Option(help="Confidence of the --target-error guarantee (1 − δ).")] = 0.95,
+    capacity: Annotated[float | None, typer.Option(help="Largest share of items (0–1) the review band may take.")] = None,
+    split: Annotated[float, typer.Option(help="Share of items used to fit; the rest is held out to report on.")] = 0.5,
+    seed: Annotated[int, typer.Option(help="Seed of the random fit/held-out split.")] = 0,
+    calibrator: Annotated[str, typer.Option(help="Recalibration for nouls: auto, platt, isotonic or none (choices and scores use temperature unless none).")] = "auto",
+    judge: JudgeOpt = "local",
+    model: ModelOpt = None,
+    api_key: KeyOpt = None,
+    model_dir: DirOpt = None,
+    cache: CacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    concurrency: ConcOpt = 8,
+    columns: ColumnsOpt = None,
+    report: Annotated[Path | None, typer.Option(help="Write an HTML report with reliability diagrams into this folder.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Fit and report, but do not write the rubric.")] = False,
+    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for the intervals.")] = 1000,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Fit recalibration and three-zone thresholds on labelled data and write them into the rubric."""
+    from ..calibration.fit import FitOptions, fit_calibration
+    from ..calibration.metrics import Costs
+    from ..calibration.writeback import write_calibration
+
+    with errors_to_exit():
+        if costs is not None and target_error is not None:
+            raise InputError("give --costs or --target-error, not both")
+        if calibrator not in ("auto", "platt", "isotonic", "none"):
+            raise InputError(f"--calibrator must be auto, platt, isotonic or none; got {calibrator!r}")
+        if target_error is not None and not 0 < target_error < 1:
+            raise InputError(f"--target-error must be within (0, 1), got {target_error}")
+        if not 0 < confidence < 1:
+            raise InputError(f"--confidence must be within (0, 1), got {confidence}")
+        if capacity is not None and not 0 <= capacity <= 1:
+            raise InputError(f"--capacity is a share of items within [0, 1], got {capacity}")
+        if not 0 < split < 1:
+            raise InputError(f"--split must be within (0, 1), got {split}")
+        try:
+            parsed = Costs.parse(costs) if costs else Costs()
+        except ValueError as exc:
+            raise InputError(f"--costs: {exc}") from None
+        opts = FitOptions(method="target" if target_error is not None else "cost", costs=parsed,
+                          target=target_error or 0.05, delta=1 - confidence, capacity=capacity, split=split,
+                          seed=seed, calibrator=calibrator, n_boot=bootstrap)
+        r, ds = _load(rubric, data, columns)
+        if r.path is None:
+            raise InputError(f"rubric {rubric!r} has no file to write into")
+        j = _judge(judge, model, api_key, model_dir, cache, no_cache)
+        res = _run(ds, j, concurrency, quiet or as_json)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the same messages come back as notes
+            result = fit_calibration(r, ds, res, opts)
+        if not dry_run:
+            write_calibration(r.path, result.block)
+        report_path = None
+        if report is not None:
+            from ..calibration.report import calibration_report
+
+            report_path = calibration_report(result, r, ds, report)
+        if as_json:
+            print_json({"rubric": r.path, "written": not dry_run, "report": str(report_path) if report_path else None,
+                        "notes": result.notes, "calibration": result.block.model_dump(mode="json", exclude_none=True,
+                                                                                      exclude={"metrics": {"answers"}})})
+            return
+        for note in result.notes:
+            err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+        rows = {}
+        for qid, q in result.questions.items():
+            rows[f"{qid} (before)"] = {**q["before"], "type": q["kind"]}
+            rows[f"{qid} (after)"] = {**q["after"], "type": q["kind"]}
+        console.print(_question_table(f"held-out split ({len(result.report_ids)} items), model {result.block.model}", rows))
+        for rid, t in result.block.thresholds.items():
+            h = result.rules[rid]["heldout"]
+            console.print(f"rule {rid}: high {t.high}, low {t.low} ({t.method}); held out: automated "
+                          f"{_fmt(h, 'automation_rate')}, error rate on automated {_fmt(h, 'error_rate')}",
+                          highlight=False)
+        console.print(("fitted (dry run, nothing written)" if dry_run else f"written into {r.path}")
+                      + (f"; report: {report_path}" if report_path else ""), highlight=False)
+
+
+# --------------------------------------------------------------------------- check
+
+
+@app.command()
+def check(
+    rubric: RubricArg,
+    data: DataArg,
+    alpha: Annotated[float, typer.Option(help="Significance level of the McNemar test on flipped answers.")] = 0.01,
+    judge: JudgeOpt = "local",
+    model: ModelOpt = None,
+    api_key: KeyOpt = None,
+    model_dir: DirOpt = None,
+    cache: CacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    concurrency: ConcOpt = 8,
+    columns: ColumnsOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """For CI: exit 1 when the calibration is stale, a metric fell beyond its stored interval, or answers flipped."""
+    from ..calibration.check import check_calibration
+
+    with errors_to_exit():
+        r, ds = _load(rubric, data, columns)
+        if r.calibration is None:
+            err_console.print(f"[red]fail[/red] {r.path or rubric}: no calibration block; run `seams calibrate`")
+            raise typer.Exit(EXIT_FAILED)
+        j = _judge(judge, model, api_key, model_dir, cache, no_cache)
+        res = _run(ds, j, concurrency, quiet or as_json)
+        out = check_calibration(r, ds, res, alpha=alpha)
+        if as_json:
+            print_json(out.as_dict())
+        else:
+            colour = {"fail": "red", "ok": "green", "info": "blue"}
+            for f in out.findings:
+                console.print(f"[{colour[f.level]}]{f.level:4}[/{colour[f.level]}] {f.where}: {f.message}",
+                              highlight=False)
+            console.print("[green]calibration holds[/green]" if out.ok else "[red]calibration check failed[/red]")
+        if not out.ok:
+            raise typer.Exit(EXIT_FAILED)
+
+
+# --------------------------------------------------------------------------- stability
+
+
+@app.command()
+def stability(
+    rubric: Annotated[str, typer.Argument(help="A rubric file or built-in name; '-' to take the questions from the data's lines.")],
+    data: DataArg,
+    runs: Annotated[int, typer.Option(min=2, help="How many times every item is asked (test–retest).")] = 3,
+    reorders: Annotated[int, typer.Option(min=0, help="Option reorderings per Choice (reversed, then shuffled).")] = 2,
+    seed: Annotated[int, typer.Option(help="Seed of the option shuffles.")] = 0,
+    judge: JudgeOpt = "local",
+    model: ModelOpt = None,
+    api_key: KeyOpt = None,
+    model_dir: DirOpt = None,
+    concurrency: ConcOpt = 8,
+    columns: ColumnsOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Test–retest spread per question over N runs, and how often a Choice's winner flips when its options are reordered."""
+    from ..calibration.stability import stability as measure
+
+    with errors_to_exit():
+        r, ds = _load(None if rubric == "-" else rubric, data, columns)
+        j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)  # never cached: retest must ask
+        out = measure(ds, j, runs=runs, reorders=reorders, seed=seed, concurrency=concurrency,
+                      progress=not (quiet or as_json))
+        if as_json:
+            print_json(out)
+            return
+        t = Table(title=f"stability of {out['model']} over {runs} runs, {out['items']} items")
+        for col in ("question", "n", "mean sd", "max sd", "unstable answers", "reorder flips"):
+            t.add_column(col)
+        for qid, m in out["questions"].items():
+            flip = m.get("reorder_flip_rate")
+            t.add_row(qid, str(m.get("n", "—")), f"{m['sd_mean']:.4f}" if "sd_mean" in m else "—",
+                      f"{m['sd_max']:.4f}" if "sd_max" in m else "—",
+                      f"{m['unstable_rate']:.1%}" if "unstable_rate" in m else "—",
+                      "—" if flip is None else f"{flip:.1%} of {m['reorder_n']}")
+        console.print(t)

@@ -1,0 +1,126 @@
+"""`seams lint`: semantic lint of the code a change touches, for pre-commit and CI.
+
+Exit codes: 0 clean, 1 findings at or above `--fail-on`, 2 a usage or input error (a missing
+path, a bad rule file, not a git repository for `--diff`, an unknown revision).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import app
+from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err_console, errors_to_exit, make_judge
+
+#: Where answers are cached by default, under the repository root: unchanged units cost nothing.
+DEFAULT_CACHE = Path(".seams") / "lint-cache.sqlite"
+
+
+@app.command()
+def lint(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Files or folders to lint (default: the current folder).")] = None,
+    diff: Annotated[str | None, typer.Option("--diff", metavar="BASE", help="Judge only units touched since this git revision (e.g. origin/main, HEAD).")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text, json, sarif or github (workflow annotations).")] = "text",
+    rules_dir: Annotated[list[Path] | None, typer.Option("--rules", help="A folder of user rules (repeatable); adds to the built-in rules.")] = None,
+    judge: Annotated[str | None, typer.Option(help="'local' (the shipped model) or the base URL of a System One server. Default: [tool.seams.lint] judge, else local.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model id for a remote judge.")] = None,
+    api_key: Annotated[str | None, typer.Option(envvar="TYPESAFE_API_KEY", help="Bearer key for a remote judge.", show_default=False)] = None,
+    model_dir: Annotated[Path | None, typer.Option(help="A local model directory instead of the shipped model.")] = None,
+    threads: Annotated[int | None, typer.Option(help="onnxruntime threads for the local model (default: one per core).")] = None,
+    no_judge: Annotated[bool, typer.Option("--no-judge", help="Run the deterministic checks only; ask no judge.")] = False,
+    fail_on: Annotated[str | None, typer.Option(help="Exit 1 on findings at or above this severity: error, warning or note. Default: [tool.seams.lint] fail-on, else error.")] = None,
+    baseline: Annotated[Path | None, typer.Option(help="A baseline file: findings it lists are accepted, not reported.")] = None,
+    write_baseline: Annotated[Path | None, typer.Option(help="Write every current finding to this baseline file and exit 0.")] = None,
+    rule: Annotated[list[str] | None, typer.Option("--rule", "-r", help="Run only this rule id (repeatable).")] = None,
+    cache: Annotated[Path | None, typer.Option(help=f"Answer cache (SQLite). Default: [tool.seams.lint] cache, else {DEFAULT_CACHE} under the project root.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not cache answers.")] = False,
+    config: Annotated[Path | None, typer.Option(help="The pyproject.toml to read [tool.seams.lint] from (default: the nearest one).")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file instead of stdout.")] = None,
+) -> None:
+    """Ask the lint rules (rubrics) about functions, methods and classes, or changed hunks.
+
+    Deterministic checks run first; only what they cannot decide goes to the judge.
+    """
+    from ..lint import FORMATS, SEVERITY_RANK, Baseline, changed_lines, find_pyproject, git_root, lint as run_lint
+    from ..lint import load_rules, read_config, render
+
+    code = EXIT_USAGE
+    with errors_to_exit():
+        if fmt not in FORMATS:
+            raise _usage(f"--format must be one of {list(FORMATS)}, got {fmt!r}")
+        if fail_on is not None and fail_on not in SEVERITY_RANK:
+            raise _usage(f"--fail-on must be one of {list(SEVERITY_RANK)}, got {fail_on!r}")
+        if config is not None and not config.is_file():
+            raise _usage(f"no such config file: {config}")
+        cwd = Path.cwd()
+        cfg = read_config(config or find_pyproject(cwd))
+        if rule:
+            cfg.select = sorted(set(rule))
+        rules = load_rules(dirs=rules_dir or [], config=cfg)
+        if not rules:
+            raise _usage("no rules to run (all disabled or none selected)")
+        targets = paths or [cwd]
+        changed = None
+        root = cfg.root if cfg.path is not None else cwd
+        if diff is not None:
+            root = git_root(cwd)
+            changed = changed_lines(diff, cwd, targets)
+        else:
+            try:
+                root = git_root(cwd)
+            except Exception:  # not a repository: paths relative to the config's folder
+                pass
+        accepted = None
+        baseline_path = baseline or cfg.baseline
+        if baseline_path is not None and write_baseline is None:
+            accepted = Baseline.load(baseline_path)
+        the_judge = None
+        if not no_judge:
+            the_judge = make_judge(judge or cfg.judge or "local", model=model, api_key=api_key,
+                                   model_dir=model_dir, threads=threads)
+            if not no_cache:
+                from ..judges.cache import CachedJudge
+
+                the_judge = CachedJudge(the_judge, cache or cfg.cache or root / DEFAULT_CACHE)
+        progress = _progress() if sys.stderr.isatty() and fmt == "text" else None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = run_lint(targets, rules, judge=the_judge, root=root, changed=changed,
+                              exclude=cfg.exclude, baseline=accepted, progress=progress)
+        for w in {str(w.message) for w in caught}:
+            err_console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+        if write_baseline is not None:
+            n = Baseline.write(write_baseline, result.findings)
+            err_console.print(f"wrote {n} finding(s) to {write_baseline}", highlight=False)
+            code = EXIT_OK
+        else:
+            report = render(result, fmt, root=root)
+            if output is not None:
+                output.parent.mkdir(parents=True, exist_ok=True)
+                output.write_text(report, encoding="utf-8")
+            else:
+                sys.stdout.write(report)
+                sys.stdout.flush()
+            code = EXIT_FAILED if result.failing(fail_on or cfg.fail_on or "error") else EXIT_OK
+    raise typer.Exit(code)
+
+
+def _usage(message: str) -> Exception:
+    from ..errors import InputError
+
+    return InputError(message)
+
+
+def _progress():
+    """A callback drawing `done/total units judged` on stderr (only on a terminal)."""
+
+    def draw(done: int, total: int) -> None:
+        end = "\n" if done >= total else "\r"
+        sys.stderr.write(f"judging {done}/{total} units{end}")
+        sys.stderr.flush()
+
+    return draw

@@ -1,0 +1,85 @@
+"""`seams serve`: System One over HTTP (FastAPI on uvicorn), the local model by default.
+
+The socket is bound here, before uvicorn starts, so `--port 0` picks a free port and the line
+printed on stderr names the real one (tests and scripts read it). SIGINT and SIGTERM stop the
+server gracefully: in-flight requests finish, then the process exits 0.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import app
+from ._common import EXIT_USAGE, err_console, errors_to_exit, make_judge
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on. Use 0.0.0.0 to accept remote clients (set --api-key then).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one (printed on start).")] = 8000,
+    model_dir: Annotated[Path | None, typer.Option(envvar="SEAMS_MODEL_DIR", help="A local model directory instead of the shipped model.")] = None,
+    api_key: Annotated[str | None, typer.Option(envvar="SEAMS_API_KEY", show_default=False, help="Require 'Authorization: Bearer KEY' on every request (prefer the env variable: arguments show in ps).")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help="onnxruntime intra-op threads (default: one per physical core).")] = None,
+    max_body_bytes: Annotated[int, typer.Option(min=1, help="Largest request body accepted, compressed or decoded; larger ones get 413.")] = 4 * 1024 * 1024,
+    judge: Annotated[str, typer.Option(help="'local', or the base URL of another System One server to front.")] = "local",
+    upstream_key: Annotated[str | None, typer.Option(envvar="TYPESAFE_API_KEY", show_default=False, help="Bearer key for an upstream --judge URL.")] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")] = "warning",
+) -> None:
+    """Serve System One (POST /v1/systemone, GET /v1/models) over the local model or another judge."""
+    try:
+        import uvicorn
+
+        from ..server import create_app
+    except ModuleNotFoundError as exc:
+        err_console.print(f"[red]error:[/red] seams serve needs the [serve] extra ({exc.name} is missing): "
+                          "pip install 'seams[serve]'")
+        raise typer.Exit(EXIT_USAGE) from None
+
+    with errors_to_exit():
+        the_judge = make_judge(judge, api_key=upstream_key, model_dir=model_dir, threads=threads)
+    asgi = create_app(the_judge, api_key=api_key or None, max_body_bytes=max_body_bytes)
+
+    try:
+        sock = _bind(host, port)
+    except OSError as exc:
+        err_console.print(f"[red]error:[/red] cannot listen on {host}:{port}: {exc.strerror or exc}")
+        raise typer.Exit(EXIT_USAGE) from None
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    auth = "Bearer key required" if api_key else "no key required"
+    print(f"seams serve: {the_judge.model_id} on http://{shown}:{bound} ({auth}); Ctrl-C stops",
+          file=sys.stderr, flush=True)
+
+    config = uvicorn.Config(asgi, log_level=log_level, access_log=log_level in ("info", "debug"),
+                            timeout_graceful_shutdown=10, lifespan="off")
+    server = uvicorn.Server(config)
+    # uvicorn re-raises the signal it caught after its graceful shutdown; absorb SIGTERM's so the
+    # process exits 0 instead of dying by the default handler (SIGINT's arrives as KeyboardInterrupt).
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()
+    print("seams serve: stopped", file=sys.stderr, flush=True)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock

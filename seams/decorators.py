@@ -1,0 +1,328 @@
+"""Decorators around agent steps: `@gate` decides before a call, `@route` picks a branch or model.
+
+An agent step is a function; the seam before it is a decision. Writing the decision as a
+decorator keeps the step's own code about its job while the policy, its numbers and its audit
+trail live in the rubric:
+
+    @gate("confirm-before-act", state=lambda req, action: {"request": req, "action": action},
+          queue=ReviewQueue("reviews.db"))
+    def run_action(req: str, action: str) -> str: ...
+
+Both decorators work on sync and async functions (async ones decide with `adecide`, never
+blocking the loop), keep the wrapped function's name, docstring, signature and type hints
+(`functools.wraps`; `inspect.signature` follows `__wrapped__`), and expose the decision to the
+code they call through `current_decision()`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .audit import AuditLog
+from .decision import Decision
+from .errors import Deferred, InputError, QueueFull, Refused
+from .judges.base import Judge
+from .queue import ReviewQueue
+from .routing import Decider, as_decider
+from .rubric import Rubric
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_current: ContextVar[Decision | None] = ContextVar("seams_current_decision", default=None)
+_MISSING = object()
+
+
+def current_decision() -> Decision | None:
+    """The decision that let the current call through (inside a gated or routed function, its
+    fallback or its escalation target); None elsewhere."""
+    return _current.get()
+
+
+def _rubric(rubric: Rubric | str | Path) -> Rubric:
+    if isinstance(rubric, Rubric):
+        return rubric
+    text = str(rubric)
+    if text.endswith((".yaml", ".yml")) and Path(text).exists():
+        return Rubric.load(text)
+    return Rubric.builtin(text)
+
+
+def _state_builder(fn: Callable[..., Any], state: Callable[..., Any] | None,
+                   exclude: tuple[str, ...] = ()) -> Callable[..., Any]:
+    """The user's builder, or one that makes an object state of the call's bound arguments."""
+    if state is not None:
+        if not callable(state):
+            raise InputError(f"state must be a callable building the state from the call's arguments, got {state!r}")
+        return state
+    sig = inspect.signature(fn)
+    skip = {"self", "cls", *exclude}
+
+    def from_arguments(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        bound = sig.bind_partial(*args, **kwargs)
+        bound.apply_defaults()
+        out: dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if name in skip:
+                continue
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                out.update(value)
+            elif kind is inspect.Parameter.VAR_POSITIONAL:
+                out[name] = list(value)
+            else:
+                out[name] = value
+        return out
+
+    return from_arguments
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class _Seam:
+    """What both decorators share: the rubric, the decider, the state builder and the audit log."""
+
+    def __init__(self, fn: Callable[..., Any], rubric: Rubric | str | Path, state: Callable[..., Any] | None,
+                 judge: Judge | Decider | None, audit: AuditLog | None, exclude: tuple[str, ...] = ()) -> None:
+        self.fn = fn
+        self.rubric = _rubric(rubric)
+        self.build = _state_builder(fn, state, exclude)
+        self.decider = as_decider(judge)
+        self.audit = audit
+        self.site = f"{fn.__module__}.{fn.__qualname__}"
+
+    def _record(self, decision: Decision, **extra: Any) -> None:
+        if self.audit is not None:
+            self.audit.record(decision, site=self.site, **extra)
+
+    def decide(self, *args: Any, **kwargs: Any) -> tuple[Any, Decision]:
+        state = self.build(*args, **kwargs)
+        return state, self.decider.decide(self.rubric, state)
+
+    async def adecide(self, *args: Any, **kwargs: Any) -> tuple[Any, Decision]:
+        state = self.build(*args, **kwargs)
+        return state, await self.decider.adecide(self.rubric, state)
+
+
+# --------------------------------------------------------------------------- @gate
+
+
+def gate(
+    rubric: Rubric | str | Path,
+    *,
+    state: Callable[..., Any] | None = None,
+    judge: Judge | Decider | None = None,
+    on_refuse: Callable[..., Any] | None = None,
+    queue: ReviewQueue | None = None,
+    escalate: Callable[..., Any] | None = None,
+    audit: AuditLog | None = None,
+) -> Callable[[F], F]:
+    """Decide `rubric` before each call, then proceed, refuse, escalate or queue.
+
+    Parameters
+    ----------
+    rubric:
+        A `Rubric`, a built-in rubric's name, or a path to a rubric file.
+    state:
+        Builds the state from the call's arguments (called with the same arguments). None makes
+        an object state of the bound arguments by name (defaults applied, `self` left out).
+    judge:
+        A judge, a `Cascade`, or None for the shipped local model.
+    on_refuse:
+        Called with the call's arguments when the decision is a refusal; its return value is the
+        call's. None raises `Refused` (carrying the decision) instead — a refusal is never silent.
+    queue:
+        Where review decisions go when there is no `escalate`: the state is enqueued (once per
+        state) and `Deferred` is raised with the item id. A full queue falls back to refusing.
+    escalate:
+        Called with the call's arguments instead of the function on a review decision: a
+        stronger model doing the same step. Takes precedence over `queue`.
+    audit:
+        An `AuditLog` that records every decision with the call site.
+
+    A review decision with neither `escalate` nor `queue` is refused: when nobody can look, the
+    gate fails closed.
+    """
+
+    def wrap(fn: F) -> F:
+        seam = _Seam(fn, rubric, state, judge, audit)
+
+        def on_decision(decision: Decision, st: Any) -> tuple[str, Callable[..., Any] | None, Exception | None]:
+            """What to do: ('call', target) or ('raise', error)."""
+            if decision.kind == "act":
+                return "call", fn, None
+            if decision.kind == "review":
+                if escalate is not None:
+                    return "call", escalate, None
+                if queue is not None:
+                    try:
+                        item = queue.enqueue(st, decision=decision, meta={"site": seam.site}).item
+                    except QueueFull as exc:
+                        return _refusal(decision, f"review queue is full ({exc})")
+                    return "raise", None, Deferred(
+                        f"{seam.site}: {_why(decision)}; queued for review as item {item.id}",
+                        decision=decision, item_id=item.id)
+                return _refusal(decision, "no escalation target or review queue")
+            return _refusal(decision, None)
+
+        def _refusal(decision: Decision, note: str | None) -> tuple[str, Callable[..., Any] | None, Exception | None]:
+            if on_refuse is not None:
+                return "call", on_refuse, None
+            extra = f" ({note})" if note else ""
+            return "raise", None, Refused(f"{seam.site}: {_why(decision)}{extra}", decision=decision)
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def agated(*args: Any, **kwargs: Any) -> Any:
+                st, decision = await seam.adecide(*args, **kwargs)
+                action, target, error = on_decision(decision, st)
+                seam._record(decision, action=_action_name(action, target, fn, escalate))
+                if error is not None:
+                    raise error
+                token = _current.set(decision)
+                try:
+                    return await _maybe_await(target(*args, **kwargs))  # type: ignore[misc]
+                finally:
+                    _current.reset(token)
+
+            wrapper: Any = agated
+        else:
+
+            @functools.wraps(fn)
+            def gated(*args: Any, **kwargs: Any) -> Any:
+                st, decision = seam.decide(*args, **kwargs)
+                action, target, error = on_decision(decision, st)
+                seam._record(decision, action=_action_name(action, target, fn, escalate))
+                if error is not None:
+                    raise error
+                token = _current.set(decision)
+                try:
+                    result = target(*args, **kwargs)  # type: ignore[misc]
+                finally:
+                    _current.reset(token)
+                if inspect.isawaitable(result):
+                    raise InputError(f"{seam.site} is sync but its fallback or escalation target is async")
+                return result
+
+            wrapper = gated
+        wrapper.rubric = seam.rubric
+        wrapper.decide = seam.decide if not inspect.iscoroutinefunction(fn) else seam.adecide
+        return wrapper  # type: ignore[no-any-return]
+
+    return wrap
+
+
+def _why(decision: Decision) -> str:
+    if decision.zone == "error":
+        return f"rubric {decision.rubric!r} failed closed to {decision.outcome!r}: {decision.error}"
+    if decision.rule is None:
+        return f"rubric {decision.rubric!r} defaulted to {decision.outcome!r} ({decision.kind})"
+    p = f"{decision.probability:.3f}" if decision.probability is not None else "?"
+    t = f"{decision.threshold:.3f}" if decision.threshold is not None else "?"
+    return (f"rubric {decision.rubric!r} decided {decision.outcome!r} ({decision.kind}) by rule {decision.rule!r}: "
+            f"{decision.question} = {p} in the {decision.zone} zone (threshold {t})")
+
+
+def _action_name(action: str, target: Any, fn: Any, escalate: Any) -> str:
+    if action == "raise":
+        return "raised"
+    if target is fn:
+        return "proceeded"
+    return "escalated" if target is escalate else "fallback"
+
+
+# --------------------------------------------------------------------------- @route
+
+
+def route(
+    rubric: Rubric | str | Path,
+    *,
+    state: Callable[..., Any] | None = None,
+    judge: Judge | Decider | None = None,
+    branches: Mapping[str, Callable[..., Any]] | None = None,
+    choices: Mapping[str, Any] | None = None,
+    param: str = "model",
+    default: Any = _MISSING,
+    audit: AuditLog | None = None,
+) -> Callable[[F], F]:
+    """Pick a branch or a model by the rubric's outcome.
+
+    With `branches` (outcome → function taking the same arguments), the outcome's branch is
+    called and the decorated function is the branch for every other outcome. With `choices`
+    (outcome → value, such as a model name), the decorated function is called with the chosen
+    value as keyword argument `param`; every declared outcome needs a choice unless `default` is
+    given, which is checked when decorating, not on the first unlucky call.
+    """
+    if branches is not None and choices is not None:
+        raise InputError("give either branches (outcome → function) or choices (outcome → value), not both")
+
+    def wrap(fn: F) -> F:
+        seam = _Seam(fn, rubric, state, judge, audit, exclude=(param,) if choices is not None else ())
+        outcomes = set(seam.rubric.policy.outcomes)
+        for name in (branches or {}):
+            if name not in outcomes:
+                raise InputError(f"route branch {name!r} is not an outcome of rubric {seam.rubric.name!r}: "
+                                 f"{sorted(outcomes)}")
+        if choices is not None:
+            unknown = sorted(set(choices) - outcomes)
+            if unknown:
+                raise InputError(f"route choices {unknown} are not outcomes of rubric {seam.rubric.name!r}: "
+                                 f"{sorted(outcomes)}")
+            missing = sorted(outcomes - set(choices))
+            if missing and default is _MISSING:
+                raise InputError(f"route choices miss outcome(s) {missing} of rubric {seam.rubric.name!r}; "
+                                 "add them or give default=")
+            params = inspect.signature(fn).parameters
+            if param not in params and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+                raise InputError(f"{seam.site} has no parameter {param!r} to receive the routed choice")
+
+        def pick(decision: Decision, kwargs: dict[str, Any]) -> Callable[..., Any]:
+            if branches is not None and decision.outcome in branches:
+                return branches[decision.outcome]
+            if choices is not None:
+                kwargs[param] = choices.get(decision.outcome, default)
+            return fn
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def arouted(*args: Any, **kwargs: Any) -> Any:
+                _, decision = await seam.adecide(*args, **kwargs)
+                target = pick(decision, kwargs)
+                seam._record(decision, action=f"route:{decision.outcome}")
+                token = _current.set(decision)
+                try:
+                    return await _maybe_await(target(*args, **kwargs))
+                finally:
+                    _current.reset(token)
+
+            wrapper: Any = arouted
+        else:
+
+            @functools.wraps(fn)
+            def routed(*args: Any, **kwargs: Any) -> Any:
+                _, decision = seam.decide(*args, **kwargs)
+                target = pick(decision, kwargs)
+                seam._record(decision, action=f"route:{decision.outcome}")
+                token = _current.set(decision)
+                try:
+                    return target(*args, **kwargs)
+                finally:
+                    _current.reset(token)
+
+            wrapper = routed
+        wrapper.rubric = seam.rubric
+        wrapper.decide = seam.decide if not inspect.iscoroutinefunction(fn) else seam.adecide
+        return wrapper  # type: ignore[no-any-return]
+
+    return wrap
+
+
+__all__ = ["current_decision", "gate", "route"]

@@ -1,0 +1,255 @@
+"""`CachedJudge`: a persistent, per-question answer cache in SQLite, in front of any judge.
+
+Keyed by (model id, canonical state, canonical question JSON) for each question separately, so
+adding a question to a rubric asks only the new one, and a question id (never part of the
+question, never shown to the model) can be renamed without losing its cached answer.
+
+Safe under concurrent use: SQLite in WAL mode (readers never block the writer), a busy timeout
+so concurrent writers from other threads or processes wait instead of failing, one connection
+per thread (and per process after a fork). An entry is committed before `ask` returns, so a
+crash afterwards loses nothing; `synchronous=NORMAL` means only a power loss could drop the most
+recent entries, which costs one more request, never a wrong answer.
+
+Opt-in by construction: nothing is cached unless you wrap a judge in a `CachedJudge`. Cached
+answers are re-read with the same strict reader as a server's (`parse_answer`), so a damaged
+entry is asked again instead of trusted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..answers import Answers, Usage, parse_answer
+from ..errors import ConfigError, ProtocolError
+from ..state import canonical_json
+from ._wire import encode_state, prepare_questions
+from .base import Judge
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS answers (
+    key      TEXT PRIMARY KEY,   -- sha256 of [model id, canonical state, canonical question]
+    model_id TEXT NOT NULL,      -- the model asked (what the key is for)
+    served   TEXT NOT NULL,      -- the model the judge reported answering with
+    answer   TEXT NOT NULL,      -- the answer's JSON
+    windows  INTEGER NOT NULL DEFAULT 1,
+    created  REAL NOT NULL       -- unix time, for `ttl`
+)
+"""
+
+
+def cache_key(model_id: str, state: Any, question_wire: Mapping[str, Any]) -> str:
+    """The cache key of one question about one state for one model."""
+    text = canonical_json([model_id, state, question_wire])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CachedJudge:
+    """Answers from a SQLite file when it has them, from the wrapped judge when it does not.
+
+    Parameters
+    ----------
+    judge
+        The judge asked on a miss; all missing questions about a state go to it in one call.
+    path
+        The SQLite file (created with its folder if missing). Several `CachedJudge`s, threads
+        and processes may share it.
+    ttl
+        Seconds an entry stays valid; None (default) keeps entries forever. Worth setting when
+        the model id is a moving alias (`jev-latest`), whose answers can change over time.
+    busy_timeout
+        Seconds a writer waits for another writer's lock before SQLite gives up.
+
+    Answers built from the cache report zero token usage for the cached questions (no tokens
+    were spent) and the latency of this call; `Answers.model` is the served model recorded with
+    the entries (several, joined by " + ", when the entries came from different served models —
+    which a moving alias can cause; see `ttl`).
+    """
+
+    def __init__(self, judge: Judge, path: str | os.PathLike[str], *, ttl: float | None = None, busy_timeout: float = 30.0):
+        self._judge = judge
+        self._path = Path(path)
+        self._ttl = ttl
+        self._busy_ms = int(busy_timeout * 1000)
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"cannot create the cache folder {self._path.parent}: {e}") from None
+        self._conn()  # create the schema now, so a bad path fails here, not on the first ask
+
+    @property
+    def model_id(self) -> str:
+        return self._judge.model_id
+
+    @property
+    def judge(self) -> Judge:
+        return self._judge
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"CachedJudge({self._judge!r}, {str(self._path)!r})"
+
+    # ------------------------------------------------------------------ connections
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection (a new one after a fork: SQLite handles must not cross it)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            return conn
+        try:
+            conn = sqlite3.connect(self._path, timeout=self._busy_ms / 1000, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(_SCHEMA)
+        except sqlite3.Error as e:
+            raise ConfigError(f"cannot open the answer cache {self._path}: {e}") from None
+        self._local.conn, self._local.pid = conn, os.getpid()
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    def close(self) -> None:
+        """Close every connection this cache opened (the wrapped judge is left open)."""
+        with self._lock:
+            conns, self._connections = self._connections, []
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:  # pragma: no cover
+                pass
+        self._local = threading.local()
+
+    def __enter__(self) -> CachedJudge:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ reading and writing
+
+    def _lookup(self, keys: list[str]) -> dict[str, tuple[str, str, int]]:
+        conn = self._conn()
+        marks = ",".join("?" * len(keys))
+        sql = f"SELECT key, served, answer, windows FROM answers WHERE key IN ({marks})"
+        params: list[Any] = list(keys)
+        if self._ttl is not None:
+            sql += " AND created >= ?"
+            params.append(time.time() - self._ttl)
+        return {key: (served, answer, windows) for key, served, answer, windows in conn.execute(sql, params)}
+
+    def _store(self, rows: list[tuple[str, str, str, str, int, float]]) -> None:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT OR REPLACE INTO answers (key, model_id, served, answer, windows, created) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def __len__(self) -> int:
+        return self._conn().execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+
+    def clear(self) -> None:
+        """Drop every cached answer."""
+        self._conn().execute("DELETE FROM answers")
+
+    # ------------------------------------------------------------------ asking
+
+    def _plan(self, state: Any, questions: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], Any]:
+        wired = prepare_questions(questions)
+        encode_state(state)  # validate before anything is looked up or asked
+        model_id = self._judge.model_id
+        keys = {qid: cache_key(model_id, state, w.wire) for qid, w in wired.items()}
+        return {qid: w.question for qid, w in wired.items()}, keys, state
+
+    def _split(
+        self, qs: dict[str, Any], keys: dict[str, str], found: dict[str, tuple[str, str, int]]
+    ) -> tuple[dict[str, Any], dict[str, Any], set[str], int]:
+        """(answers from the cache, questions still to ask, served models, windows)."""
+        hits: dict[str, Any] = {}
+        served: set[str] = set()
+        windows = 1
+        for qid, q in qs.items():
+            row = found.get(keys[qid])
+            if row is None:
+                continue
+            try:
+                hits[qid] = parse_answer(q, json.loads(row[1]), f"cached answer {qid!r}")
+            except (ProtocolError, ValueError):
+                continue  # a damaged entry is asked again and overwritten
+            served.add(row[0])
+            windows = max(windows, row[2])
+        misses = {qid: q for qid, q in qs.items() if qid not in hits}
+        return hits, misses, served, windows
+
+    def _rows(self, keys: dict[str, str], fresh: Answers) -> list[tuple[str, str, str, str, int, float]]:
+        now = time.time()
+        model_id = self._judge.model_id
+        return [
+            (keys[qid], model_id, fresh.model, json.dumps(a.model_dump(mode="json"), allow_nan=False), fresh.windows, now)
+            for qid, a in fresh.answers.items()
+            if qid in keys
+        ]
+
+    @staticmethod
+    def _assemble(
+        qs: dict[str, Any], hits: dict[str, Any], served: set[str], windows: int, fresh: Answers | None, started: float
+    ) -> Answers:
+        answers = {qid: (hits[qid] if qid in hits else fresh.answers[qid]) for qid in qs}  # type: ignore[union-attr]
+        models = set(served)
+        if fresh is not None:
+            models.add(fresh.model)
+            windows = max(windows, fresh.windows)
+        return Answers.model_construct(
+            model=" + ".join(sorted(models)),
+            answers=answers,
+            usage=fresh.usage if fresh is not None else Usage(),
+            latency_ms=(time.perf_counter() - started) * 1000,
+            windows=windows,
+        )
+
+    def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
+        """Cached answers for the questions it has; one call to the judge for the rest."""
+        started = time.perf_counter()
+        qs, keys, state = self._plan(state, questions)
+        hits, misses, served, windows = self._split(qs, keys, self._lookup(sorted(set(keys.values()))))
+        fresh = None
+        if misses:
+            fresh = self._judge.ask(state, misses)
+            self._store(self._rows({q: keys[q] for q in misses}, fresh))
+        return self._assemble(qs, hits, served, windows, fresh, started)
+
+    async def aask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
+        """Async `ask`; the SQLite work runs in a worker thread so a busy lock never stalls the loop."""
+        started = time.perf_counter()
+        qs, keys, state = self._plan(state, questions)
+        found = await asyncio.to_thread(self._lookup, sorted(set(keys.values())))
+        hits, misses, served, windows = self._split(qs, keys, found)
+        fresh = None
+        if misses:
+            fresh = await self._judge.aask(state, misses)
+            await asyncio.to_thread(self._store, self._rows({q: keys[q] for q in misses}, fresh))
+        return self._assemble(qs, hits, served, windows, fresh, started)
+
+
+__all__ = ["CachedJudge", "cache_key"]

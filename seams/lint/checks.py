@@ -1,0 +1,251 @@
+"""Deterministic checks: what code can decide for certain is decided in code, before any judge.
+
+Each check reads one unit and returns hits it is sure of: a broad `except` whose body is only
+`pass`, a string that has the shape of a cloud key, a `breakpoint()` left in. A certain hit is a
+finding with probability 1.0 and the judge is not asked about that unit for that rule; a unit
+without hits still goes to the judge, which reads what no pattern can (an error logged at debug
+level and then dropped, a password assembled from parts).
+
+Checks are named; a rule opts in with `check = "<name>"` in its lint metadata.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .units import Unit
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A certain finding inside a unit: absolute 1-based lines and why."""
+
+    line: int
+    end_line: int
+    message: str
+
+
+Check = Callable[[Unit], list[Hit]]
+
+
+def _parse(unit: Unit) -> ast.Module | None:
+    if unit.kind == "hunk" or not unit.path.endswith(".py"):
+        return None
+    try:
+        return ast.parse(unit.text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _abs(unit: Unit, node: ast.AST) -> tuple[int, int]:
+    """Lines of a node of the unit's (dedented) text, as lines of the file."""
+    start = unit.start + node.lineno - 1  # type: ignore[attr-defined]
+    end = unit.start + (getattr(node, "end_lineno", None) or node.lineno) - 1  # type: ignore[attr-defined]
+    return start, end
+
+
+# --------------------------------------------------------------------------- swallowed errors
+
+_BROAD = {"Exception", "BaseException"}
+
+
+def _only_nothing(body: list[ast.stmt]) -> bool:
+    """`pass`, `...`, `continue` or a bare string: a body that does nothing with the error."""
+    for stmt in body:
+        if isinstance(stmt, (ast.Pass, ast.Continue)):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and (
+            stmt.value.value is Ellipsis or isinstance(stmt.value.value, str)
+        ):
+            continue
+        return False
+    return True
+
+
+def _broad(handler: ast.ExceptHandler) -> bool:
+    t = handler.type
+    if t is None:
+        return True
+    names = t.elts if isinstance(t, ast.Tuple) else [t]
+    return any(
+        (isinstance(n, ast.Name) and n.id in _BROAD) or (isinstance(n, ast.Attribute) and n.attr in _BROAD)
+        for n in names
+    )
+
+
+def swallowed_error(unit: Unit) -> list[Hit]:
+    """A bare or broad `except` (Exception, BaseException) whose body does nothing."""
+    tree = _parse(unit)
+    if tree is None:
+        return []
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler) and _broad(node) and _only_nothing(node.body):
+            start, end = _abs(unit, node)
+            what = "a bare `except:`" if node.type is None else f"`except {ast.unparse(node.type)}`"
+            hits.append(Hit(start, end, f"{what} whose body does nothing swallows every error"))
+    return hits
+
+
+# --------------------------------------------------------------------------- secrets and debug
+
+#: Shapes of credentials that are never anything else (provider prefixes and key headers).
+SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
+    "AWS access key id": re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    "private key": re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
+    "GitHub token": re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b"),
+    "Slack token": re.compile(r"\bxox[abposr]-[0-9A-Za-z-]{10,}\b"),
+    "Stripe live key": re.compile(r"\b[sr]k_live_[0-9A-Za-z]{16,}\b"),
+    "Google API key": re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    "API secret key": re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{32,}\b"),
+}
+_SECRET_NAME = re.compile(r"(?i)(pass(word|wd)?|pwd|secret|api_?key|apikey|access_?key|private_?key|token|credential)s?$")
+#: Names that hold a secret's *name* or location, not the secret.
+_NOT_SECRET_NAME = re.compile(r"(?i)(name|field|header|env|var|path|file|url|uri|prefix|type|kind|label|id|len|length|pattern)$")
+_PLACEHOLDER = re.compile(r"(?i)^(|x+|\*+|\.+|changeme|change_me|your[-_ ].*|<.*>|\$\{.*\}|\{.*\}|%\(.*\)s|none|null|todo|dummy|test|example)$")
+_DEBUG_NAME = re.compile(r"^(?:[A-Z_]*_)?DEBUG$")
+_DEBUGGERS = {"pdb", "ipdb", "pudb", "pydevd", "debugpy"}
+_TEXT_SECRET = re.compile(
+    r"(?i)(password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|token)[\"']?\s*[:=]\s*[\"']?([^\s\"'$#{}<>]{8,})"
+)
+_TEXT_DEBUG = re.compile(r"(?i)^\s*[\"']?debug[\"']?\s*[:=]\s*[\"']?(true|on|yes|1)\b")
+
+
+def _target_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _looks_secret(name: str | None, value: ast.AST) -> bool:
+    if name is None or not _SECRET_NAME.search(name) or _NOT_SECRET_NAME.search(name):
+        return False
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+        return False
+    text = value.value.strip()
+    return len(text) >= 8 and " " not in text and not _PLACEHOLDER.match(text)
+
+
+def secret_or_debug(unit: Unit) -> list[Hit]:
+    """Credential-shaped strings, string literals assigned to secret-named targets, a debugger
+    call or import, `DEBUG = True`, and `debug=True` passed to a call."""
+    hits: list[Hit] = []
+    lines = unit.text.splitlines()
+    for i, line in enumerate(lines):
+        for label, rx in SECRET_PATTERNS.items():
+            if rx.search(line):
+                hits.append(Hit(unit.start + i, unit.start + i, f"a hard-coded {label}"))
+    tree = _parse(unit)
+    if tree is None:
+        if unit.kind == "hunk":
+            for i, line in enumerate(lines):
+                m = _TEXT_SECRET.search(line)
+                if m and not _PLACEHOLDER.match(m.group(2)):
+                    hits.append(Hit(unit.start + i, unit.start + i, f"a hard-coded {m.group(1).lower()}"))
+                elif _TEXT_DEBUG.search(line):
+                    hits.append(Hit(unit.start + i, unit.start + i, "debug mode switched on"))
+        return _dedupe(hits)
+    for node in ast.walk(tree):
+        found: str | None = None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                name = _target_name(t.slice if isinstance(t, ast.Subscript) else t)
+                if node.value is not None and _looks_secret(name, node.value):
+                    found = f"a hard-coded secret in `{name}`"
+                elif isinstance(t, ast.Name) and _DEBUG_NAME.match(t.id) and isinstance(node.value, ast.Constant) \
+                        and node.value.value is True:
+                    found = f"`{t.id} = True` left on"
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if k is not None and _looks_secret(_target_name(k), v):
+                    found = f"a hard-coded secret under key {_target_name(k)!r}"
+        elif isinstance(node, ast.Call):
+            fn = node.func
+            fname = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+            owner = fn.value.id if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) else ""
+            if fname == "breakpoint" or (fname in ("set_trace", "post_mortem") and owner in _DEBUGGERS):
+                found = f"a debugger call `{ast.unparse(fn)}()` left in"
+            for kw in node.keywords:
+                if kw.arg == "debug" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                    found = f"`debug=True` passed to `{ast.unparse(fn)}`"
+                elif _looks_secret(kw.arg, kw.value):
+                    found = f"a hard-coded secret passed as `{kw.arg}`"
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(m.split(".")[0] in _DEBUGGERS for m in mods):
+                found = f"a debugger import `{ast.unparse(node)}` left in"
+        if found:
+            start, end = _abs(unit, node)
+            hits.append(Hit(start, end, found))
+    return _dedupe(hits)
+
+
+def _dedupe(hits: list[Hit]) -> list[Hit]:
+    """One hit a line: two reasons on one line (a token's shape and its name) are one finding."""
+    by_line: dict[int, Hit] = {}
+    for h in sorted(hits, key=lambda h: (h.line, h.end_line)):
+        prev = by_line.get(h.line)
+        if prev is None:
+            by_line[h.line] = h
+        elif h.message not in prev.message:
+            by_line[h.line] = Hit(prev.line, max(prev.end_line, h.end_line), f"{prev.message}; {h.message}")
+    return list(by_line.values())
+
+
+# --------------------------------------------------------------------------- migrations
+
+_DESTRUCTIVE_OPS = {"drop_table", "drop_column", "drop_index", "drop_constraint", "execute"}
+_DJANGO_DESTRUCTIVE = {"RemoveField", "DeleteModel"}
+
+
+def _is_empty_downgrade(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = fn.body
+    if _only_nothing(body):
+        return True
+    return len(body) == 1 and isinstance(body[0], ast.Raise)  # raise NotImplementedError
+
+
+def irreversible_migration(unit: Unit) -> list[Hit]:
+    """An Alembic migration that drops something while its `downgrade` does nothing, and a
+    Django `RunPython` with no `reverse_code`."""
+    tree = _parse(unit)
+    if tree is None:
+        return []
+    hits = []
+    funcs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    up, down = funcs.get("upgrade"), funcs.get("downgrade")
+    if up is not None:
+        drops = [
+            n for n in ast.walk(up)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr in _DESTRUCTIVE_OPS - {"execute"}
+        ]
+        if drops and (down is None or _is_empty_downgrade(down)):
+            start, end = _abs(unit, down or up)
+            what = "has no downgrade" if down is None else "has a downgrade that restores nothing"
+            hits.append(Hit(start, end, f"upgrade() drops with `{drops[0].func.attr}` and {what}"))  # type: ignore[attr-defined]
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "RunPython":
+            if len(n.args) < 2 and not any(k.arg == "reverse_code" for k in n.keywords):
+                start, end = _abs(unit, n)
+                hits.append(Hit(start, end, "RunPython without reverse_code cannot be reversed"))
+    return hits
+
+
+#: Every named check a rule may use.
+CHECKS: dict[str, Check] = {
+    "swallowed-error": swallowed_error,
+    "secret-or-debug": secret_or_debug,
+    "irreversible-migration": irreversible_migration,
+}
+
+__all__ = ["CHECKS", "SECRET_PATTERNS", "Check", "Hit", "irreversible_migration", "secret_or_debug",
+           "swallowed_error"]

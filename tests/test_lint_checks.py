@@ -1,0 +1,103 @@
+"""Deterministic checks: what they are sure of, and what they leave to the judge."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from seams.lint.checks import irreversible_migration, secret_or_debug, swallowed_error
+from seams.lint.units import Unit, hunk_units
+
+
+def unit(code: str, *, path: str = "m.py", start: int = 1, kind: str = "function") -> Unit:
+    code = textwrap.dedent(code).strip("\n")
+    return Unit(path, kind, "f", start, start + len(code.splitlines()) - 1, code)
+
+
+@pytest.mark.parametrize("handler", ["except:", "except Exception:", "except (ValueError, Exception) as e:",
+                                     "except builtins.BaseException:"])
+def test_broad_except_doing_nothing_is_certain(handler: str) -> None:
+    hits = swallowed_error(unit(f"""
+        def f():
+            try:
+                go()
+            {handler}
+                pass
+        """, start=10))
+    assert [(h.line, h.end_line) for h in hits] == [(13, 14)]
+
+
+@pytest.mark.parametrize("body", [
+    "except KeyError:\n        pass",               # narrow: may be the point; the judge reads it
+    "except Exception:\n        log.exception('x')",
+    "except Exception:\n        raise",
+    "except Exception as e:\n        return Err(e)",
+])
+def test_what_the_check_leaves_to_the_judge(body: str) -> None:
+    assert swallowed_error(unit(f"def f():\n    try:\n        go()\n    {body}\n")) == []
+
+
+def test_secret_shapes_and_names() -> None:
+    code = '''
+        def connect():
+            key = "AKIAABCDEFGHIJKLMNOP"
+            password = "hunter2hunter2"
+            db = Client(api_key="sk_live_0123456789abcdefgh", timeout=3)
+            cfg = {"secret": "s3cr3t-v4lue-99"}
+            return db
+        '''
+    hits = secret_or_debug(unit(code))
+    assert [h.line for h in hits] == [2, 3, 4, 5]
+    assert "AWS access key id" in hits[0].message and "`password`" in hits[1].message
+
+
+@pytest.mark.parametrize("line", [
+    'password = os.environ["DB_PASSWORD"]',
+    'token = ""',
+    'PASSWORD_ENV = "DB_PASSWORD_VALUE"',   # holds a variable's name, not a secret
+    'api_key = "<your key here>"',
+    'secret = "changeme"',
+    'token = get_token()',
+    'password_field = "password_input_1"',
+])
+def test_not_secrets(line: str) -> None:
+    assert secret_or_debug(unit(line, kind="statements")) == []
+
+
+def test_debug_switches_and_debuggers() -> None:
+    code = '''
+        import pdb
+        DEBUG = True
+        APP_DEBUG = False
+        app.run(debug=True)
+        breakpoint()
+        pdb.set_trace()
+        '''
+    hits = secret_or_debug(unit(code, kind="statements"))
+    assert [h.line for h in hits] == [1, 2, 4, 5, 6]
+
+
+def test_text_files_by_pattern() -> None:
+    text = "name: app\ndebug: true\ndb:\n  password: Pr0dPassw0rd!\n  user: app\nkey: ${API_KEY}\n"
+    (u,) = hunk_units("config.yaml", text, {2, 4, 6})
+    assert [h.line for h in secret_or_debug(u)] == [2, 4]
+
+
+def test_alembic_drop_with_empty_downgrade_and_django_runpython() -> None:
+    mod = '''
+        from alembic import op
+
+        def upgrade():
+            op.drop_column("users", "email")
+
+        def downgrade():
+            pass
+        '''
+    hits = irreversible_migration(unit(mod, path="migrations/versions/1.py", kind="module"))
+    assert len(hits) == 1 and "drop_column" in hits[0].message and hits[0].line == 6
+    reversible = mod.replace("pass", 'op.add_column("users", sa.Column("email", sa.String()))')
+    assert irreversible_migration(unit(reversible, path="migrations/versions/1.py", kind="module")) == []
+    django = "operations = [migrations.RunPython(forwards)]\n"
+    assert len(irreversible_migration(unit(django, kind="module"))) == 1
+    assert irreversible_migration(unit("operations = [migrations.RunPython(forwards, backwards)]", kind="module")) == []

@@ -1,0 +1,140 @@
+"""The lint engine with judges whose answers the tests choose: checks first, the judge for the
+rest, three zones, failing closed, suppression and the baseline."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from fixed_judge import FixedJudge
+
+from seams.answers import Answers, NoulAnswer
+from seams.errors import TransportError
+from seams.judges import SyncJudge
+from seams.lint import Baseline, lint, load_rules, python_units
+from seams.lint.baseline import fingerprint
+from seams.questions import Noul
+
+
+class KeywordJudge(SyncJudge):
+    """P(yes) for every noul from words in the state's code: PLANTED → 0.95, UNSURE → 0.65,
+    anything else 0.05. Counts the states it was asked about, batched or not."""
+
+    model_id = "keyword-1"
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def _p(self, state) -> float:
+        code = state["code"] if isinstance(state, dict) else state
+        return 0.95 if "PLANTED" in code else 0.65 if "UNSURE" in code else 0.05
+
+    def ask(self, state, questions):
+        self.asked.append(state["name"])
+        return Answers(model=self.model_id, answers={q: NoulAnswer(noul=self._p(state)) for q in questions
+                                                     if isinstance(questions[q], Noul)})
+
+    def ask_many(self, states, questions):
+        return [self.ask(s, questions) for s in states]
+
+
+CODE = textwrap.dedent('''\
+    def read(path):
+        try:
+            return open(path).read()
+        except:
+            pass
+
+
+    def fetch(url):
+        try:
+            return get(url)
+        except TimeoutError:
+            return None  # PLANTED
+
+
+    def add(a, b):
+        return a + b
+
+
+    def total(xs):
+        # UNSURE
+        return sum(xs)
+
+
+    def ignored(x):  # seams: ignore[name-mismatch]
+        return x  # PLANTED
+    ''')
+
+
+def write(tmp_path: Path, code: str = CODE) -> Path:
+    (tmp_path / "m.py").write_text(code)
+    return tmp_path
+
+
+def test_checks_first_judge_for_the_rest_and_three_zones(tmp_path: Path) -> None:
+    rules = [r for r in load_rules() if r.id in ("swallowed-error", "name-mismatch")]
+    judge = KeywordJudge()
+    result = lint([write(tmp_path)], rules, judge=judge, root=tmp_path)
+    got = {(f.rule, f.unit): f for f in result.findings}
+    check = got[("swallowed-error", "read")]
+    assert check.source == "check" and check.probability == 1.0 and (check.start, check.end) == (4, 5)
+    judged = got[("swallowed-error", "fetch")]
+    assert judged.source == "judge" and judged.status == "flag" and judged.severity == "error"
+    assert judged.probability == 0.95 and judged.threshold == 0.8 and (judged.start, judged.end) == (8, 12)
+    band = got[("name-mismatch", "total")]
+    assert band.status == "review" and band.severity == "note" and band.threshold == 0.8
+    assert ("name-mismatch", "add") not in got  # p=0.05 ≤ low: a pass
+    assert ("name-mismatch", "ignored") not in got and result.suppressed == 1
+    # swallowed-error asks only about units with an `except`, and not about `read` (the check was sure)
+    assert judge.asked.count("read") == 1  # only name-mismatch asked about it
+    assert "add" in judge.asked and judge.asked.count("fetch") == 2
+    assert result.failing("error") and not [f for f in result.failing("error") if f.status == "review"]
+    assert len(result.failing("note")) == len(result.findings)
+
+
+def test_a_failing_judge_never_passes(tmp_path: Path) -> None:
+    rules = [r for r in load_rules() if r.id == "name-mismatch"]
+    judge = FixedJudge({}, error=TransportError("connection refused"))
+    result = lint([write(tmp_path)], rules, judge=judge, root=tmp_path)
+    assert {f.unit for f in result.findings} == {"read", "fetch", "add", "total"}
+    assert all(f.status == "error" and f.severity == "warning" and "connection refused" in f.message
+               for f in result.findings)
+
+
+def test_no_judge_runs_checks_only(tmp_path: Path) -> None:
+    result = lint([write(tmp_path)], load_rules(), judge=None, root=tmp_path)
+    assert [(f.rule, f.unit) for f in result.findings] == [("swallowed-error", "read")]
+    assert result.judged == 0 and result.model is None
+
+
+def test_changed_lines_limit_the_units(tmp_path: Path) -> None:
+    write(tmp_path)
+    judge = KeywordJudge()
+    rules = [r for r in load_rules() if r.id == "name-mismatch"]
+    result = lint([tmp_path], rules, judge=judge, root=tmp_path, changed={(tmp_path / "m.py").resolve(): {16}})
+    assert judge.asked == ["add"] and result.findings == []
+
+
+def test_fingerprints_survive_line_shifts_and_the_baseline_accepts(tmp_path: Path) -> None:
+    rules = load_rules()
+    first = lint([write(tmp_path)], rules, judge=KeywordJudge(), root=tmp_path)
+    shifted = lint([write(tmp_path, "import os\n\n\n" + CODE)], rules, judge=KeywordJudge(), root=tmp_path)
+    assert [f.fingerprint for f in first.findings] == [f.fingerprint for f in shifted.findings]
+    assert [f.start + 3 for f in first.findings] == [f.start for f in shifted.findings]
+    Baseline.write(tmp_path / "baseline.json", first.findings)
+    accepted = lint([tmp_path / "m.py"], rules, judge=KeywordJudge(), root=tmp_path,
+                    baseline=Baseline.load(tmp_path / "baseline.json"))
+    assert accepted.findings == [] and len(accepted.baselined) == len(first.findings)
+    # an edit to a unit is judged afresh: its fingerprint changes
+    edited = CODE.replace("return None  # PLANTED", "return None  # PLANTED again")
+    again = lint([write(tmp_path, edited)], rules, judge=KeywordJudge(), root=tmp_path,
+                 baseline=Baseline.load(tmp_path / "baseline.json"))
+    assert [(f.rule, f.unit) for f in again.findings] == [("name-mismatch", "fetch"), ("swallowed-error", "fetch")]
+
+
+def test_fingerprint_ignores_indentation_only() -> None:
+    (a,) = python_units("m.py", "def f():\n    return 1\n", kinds=("function",))
+    (b,) = python_units("m.py", "\n\ndef f():\n        return 1\n", kinds=("function",))
+    (c,) = python_units("m.py", "def f():\n    return 2\n", kinds=("function",))
+    assert fingerprint("r", a) == fingerprint("r", b) != fingerprint("r", c)
