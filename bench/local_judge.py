@@ -121,15 +121,24 @@ def variants(model_dir: Path, fp32_arg: str | None, work: Path) -> dict[str, Pat
 # ---------------------------------------------------------------------------- measuring
 
 
-def timed(fn: Callable[[], Any], seconds: float, min_runs: int = 5, max_runs: int = 2000) -> list[float]:
-    """Milliseconds of each call to `fn`, after one warm-up, for about `seconds`."""
-    fn()
-    out: list[float] = []
-    stop = time.perf_counter() + seconds
-    while len(out) < min_runs or (time.perf_counter() < stop and len(out) < max_runs):
-        t0 = time.perf_counter()
+def timed(fns: dict[str, Callable[[], Any]], seconds: float, min_runs: int = 5,
+          max_runs: int = 2000) -> dict[str, list[float]]:
+    """Milliseconds of each call of each function, after one warm-up each, for about `seconds`.
+
+    The functions take turns call by call, so a load that drifts (this machine is shared) weighs
+    on all of them alike and their ratios stay fair.
+    """
+    for fn in fns.values():
         fn()
-        out.append((time.perf_counter() - t0) * 1000)
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    stop = time.perf_counter() + seconds
+    runs = 0
+    while runs < min_runs or (time.perf_counter() < stop and runs < max_runs):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            out[name].append((time.perf_counter() - t0) * 1000)
+        runs += 1
     return out
 
 
@@ -149,37 +158,50 @@ def state_of(judge: LocalJudge, pair_tokens: int, salt: int = 0) -> str:
     return text[: enc.offsets[want - 1][1]]
 
 
-def measure(judge: LocalJudge, seconds: float) -> dict[str, Any]:
+def measure(judges: dict[str, LocalJudge], seconds: float) -> dict[str, dict[str, Any]]:
+    """Every figure for every judge (precision), measured in turns."""
     q = {"q": QUESTION}
-    res: dict[str, Any] = {"latency": {}, "throughput": {}, "marginal": []}
+    res: dict[str, dict[str, Any]] = {v: {"latency": {}, "throughput": {}, "marginal": []} for v in judges}
+    any_judge = next(iter(judges.values()))
     for n in LENGTHS:
-        state = state_of(judge, n)
-        probe = judge.ask(state, q)
+        state = state_of(any_judge, n)
+        probe = any_judge.ask(state, q)
         pairs = probe.windows
-        ms = timed(lambda state=state: judge.ask(state, q), seconds)
-        res["latency"][n] = {
-            "tokens": probe.usage.input_tokens, "pairs": pairs, "windows": probe.windows,
-            "p50_ms_per_pair": p(ms, 50) / pairs, "p95_ms_per_pair": p(ms, 95) / pairs, "runs": len(ms),
-        }
+        ms = timed({v: (lambda j=j, state=state: j.ask(state, q)) for v, j in judges.items()}, seconds)
+        for v in judges:
+            res[v]["latency"][n] = {
+                "tokens": probe.usage.input_tokens, "pairs": pairs, "windows": probe.windows,
+                "p50_ms_per_pair": p(ms[v], 50) / pairs, "p95_ms_per_pair": p(ms[v], 95) / pairs,
+                "runs": len(ms[v]),
+            }
     for n in (32, 128):
-        states = [state_of(judge, n, salt=i) for i in range(64)]
-        ms = timed(lambda states=states: judge.ask_many(states, q), seconds, min_runs=2, max_runs=50)
-        res["throughput"][n] = {"pairs_per_call": len(states), "pairs_per_s": len(states) / (statistics.median(ms) / 1000)}
-    state = state_of(judge, 128)
-    questions: dict[str, Noul] = {"q0": QUESTION}
-    base = None
-    for k, text in enumerate([None, *EXTRA_QUESTIONS], start=1):
-        if text:
-            questions[f"q{k - 1}"] = Noul(instructions=text)
-        qs = dict(questions)
-        med = statistics.median(timed(lambda qs=qs: judge.ask(state, qs), seconds / 2))
-        base = base or med
-        prev = res["marginal"][-1]["ms"] if res["marginal"] else 0.0
-        res["marginal"].append({"k": k, "ms": med, "marginal_ms": med - prev, "marginal_vs_first": (med - prev) / base})
+        states = [state_of(any_judge, n, salt=i) for i in range(64)]
+        ms = timed({v: (lambda j=j, states=states: j.ask_many(states, q)) for v, j in judges.items()}, seconds,
+                   min_runs=2, max_runs=50)
+        for v in judges:
+            res[v]["throughput"][n] = {"pairs_per_call": len(states),
+                                       "pairs_per_s": len(states) / (statistics.median(ms[v]) / 1000)}
+    state = state_of(any_judge, 128)
+    question_sets = {k: {"q0": QUESTION, **{f"q{i}": Noul(instructions=t) for i, t in enumerate(EXTRA_QUESTIONS[: k - 1], 1)}}
+                     for k in range(1, len(EXTRA_QUESTIONS) + 2)}
+    for v, j in judges.items():
+        ms = timed({str(k): (lambda qs=qs, j=j: j.ask(state, qs)) for k, qs in question_sets.items()}, seconds)
+        meds = {k: statistics.median(ms[str(k)]) for k in question_sets}
+        for k, med in meds.items():
+            step = med - meds.get(k - 1, 0.0)
+            res[v]["marginal"].append({"k": k, "ms": med, "marginal_ms": step, "marginal_vs_first": step / meds[1]})
     return res
 
 
 # ---------------------------------------------------------------------------- reporting
+
+
+def per_question_slope(marginal: list[dict[str, Any]]) -> float:
+    """Least-squares slope of call time against the number of questions."""
+    ks = [m["k"] for m in marginal]
+    ts = [m["ms"] for m in marginal]
+    mk, mt = statistics.fmean(ks), statistics.fmean(ts)
+    return sum((k - mk) * (t - mt) for k, t in zip(ks, ts)) / sum((k - mk) ** 2 for k in ks)
 
 
 def report(model: str, source: str, threads: int, results: dict[str, dict[str, Any]]) -> str:
@@ -213,8 +235,11 @@ def report(model: str, source: str, threads: int, results: dict[str, dict[str, A
     lines += ["", "marginal cost of the k-th question about the same 128-token state (" +
               ("int8" if "int8" in results else next(iter(results))) + ")"]
     for m in best["marginal"]:
-        lines.append(f"  k={m['k']}: call {m['ms']:8.3f} ms, k-th question +{m['marginal_ms']:7.3f} ms "
+        lines.append(f"  k={m['k']}: call {m['ms']:8.3f} ms, k-th question {m['marginal_ms']:+8.3f} ms "
                      f"(×{m['marginal_vs_first']:.2f} of a one-question call)")
+    slope = per_question_slope(best["marginal"])
+    lines.append(f"  fitted over k=1..{len(best['marginal'])} (least squares, steadier than single steps): "
+                 f"+{slope:.3f} ms a question = ×{slope / best['marginal'][0]['ms']:.2f} of a one-question call")
     if source.startswith("tiny"):
         lines += ["", ("note: the tiny test model costs almost nothing to run, so these figures measure the "
                        "runtime's own overhead (tokenising, windowing, batching, reading answers), not a real model")]
@@ -241,13 +266,10 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         model_dir, source = resolve_model(args.model_dir, work)
         dirs = variants(model_dir, args.fp32, work)
-        results = {}
-        model_id = ""
-        for name, d in dirs.items():
-            judge = LocalJudge(d, intra_op_threads=args.threads)
-            model_id = judge.model_id
-            print(f"measuring {name} …", file=sys.stderr, flush=True)
-            results[name] = measure(judge, args.seconds)
+        judges = {name: LocalJudge(d, intra_op_threads=args.threads) for name, d in dirs.items()}
+        model_id = next(iter(judges.values())).model_id
+        print(f"measuring {', '.join(judges)} in turns …", file=sys.stderr, flush=True)
+        results = measure(judges, args.seconds)
     print(report(model_id, source, args.threads, results))
     if args.json:
         Path(args.json).write_text(json.dumps({"model": model_id, "source": source, "threads": args.threads,

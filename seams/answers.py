@@ -170,6 +170,8 @@ class Answers(BaseModel):
 
 
 def _finite_prob(value: Any, where: str) -> float:
+    if type(value) is float and 0.0 <= value <= 1.0:  # the common case, checked cheaply (NaN fails it)
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ProtocolError(f"{where}: expected a finite number, got {value!r}")
     if not -1e-9 <= value <= 1 + 1e-9:
@@ -183,7 +185,12 @@ def _distribution(raw: Any, keys: list[str], where: str) -> list[float]:
     if set(raw) != set(keys):
         missing, extra = sorted(set(keys) - set(raw)), sorted(set(raw) - set(keys))
         raise ProtocolError(f"{where}.probabilities: keys must be exactly {keys}; missing {missing}, extra {extra}")
-    probs = [_finite_prob(raw[k], f"{where}.probabilities[{k!r}]") for k in keys]
+    probs: list[float] = []
+    for k in keys:
+        value = raw[k]
+        # Fast path for the common case; the message (and its repr) is built only on a failure.
+        ok = type(value) is float and 0.0 <= value <= 1.0
+        probs.append(value if ok else _finite_prob(value, f"{where}.probabilities[{k!r}]"))
     total = sum(probs)
     if abs(total - 1.0) > SUM_TOLERANCE:
         raise ProtocolError(f"{where}.probabilities sum to {total:.4f}, not 1 ± {SUM_TOLERANCE}")

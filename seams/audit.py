@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from .decision import Decision
 
@@ -40,7 +40,8 @@ class AuditLog:
         self.fsync = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._file = open(self.path, "a", encoding="utf-8")
+        # held open for the log's lifetime: one append and flush per decision, no reopen cost
+        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
 
     def record(self, decision: Decision, **extra: Any) -> None:
         """Append one decision; `extra` fields (a call site, a route taken) go on the same line."""
@@ -74,7 +75,7 @@ class AuditLog:
             if not self._file.closed:
                 self._file.close()
 
-    def __enter__(self) -> AuditLog:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

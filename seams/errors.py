@@ -186,6 +186,10 @@ class QueueFull(QueueError):
 # --------------------------------------------------------------------------- warnings
 
 
+class CalibrationWarning(UserWarning):
+    """A rubric's calibration is stale for the model it runs on, so it was not applied."""
+
+
 class MovingAliasWarning(UserWarning):
     """A calibrated rubric runs on a moving model alias (`jev-latest`, `*-preview`): the model
     behind it can change under the fitted thresholds."""
@@ -194,6 +198,7 @@ class MovingAliasWarning(UserWarning):
 __all__ = [
     "APIStatusError",
     "AuthenticationError",
+    "CalibrationWarning",
     "CassetteError",
     "CassetteMiss",
     "ConfigError",

@@ -2,7 +2,7 @@
 
 * `jev_mock(...)` — `jevcompat`'s reference System One server (an independent peer) in a thread,
   optionally with one of its `--fault` modes.
-* `Scripted` — a small stdlib server of our own that answers from a script (429 with
+* `Scripted` — a small stdlib server of our own (it decodes zstd and gzip bodies) that answers from a script (429 with
   `retry-after`, 529 forever, a 422 with `loc`, …) and counts and timestamps every request, so
   retry behaviour is asserted on what the server saw, not on wall-clock guesses. Its `OK` reply
   answers correctly (through jevcompat's fake model), so "429 then 200" ends in real answers.
@@ -13,6 +13,7 @@ Fixtures (imported into conftest): `mock` (one clean jevcompat mock for the sess
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import threading
@@ -24,11 +25,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+import zstandard
 from jevcompat.mock import MockConfig, make_server, respond
 
-#: A reply: (status, headers, body). A dict body is sent as JSON; `OK` answers the request.
+#: A reply: (status, headers, body). A dict body is sent as JSON, bytes as they are; `OK`
+#: answers the request correctly; `HANG_UP` closes the connection without a response.
 Reply = tuple[int, dict[str, str], Any]
 OK: Reply = (200, {}, "__answer__")
+HANG_UP: Reply = (0, {}, "__hang_up__")
 
 
 class JevMock:
@@ -38,7 +42,9 @@ class JevMock:
     def __init__(self, cfg: MockConfig) -> None:
         self.cfg = cfg
         self.server = make_server(cfg)
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
         self.thread.start()
 
     @property
@@ -93,17 +99,35 @@ class Scripted:
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                encoding = self.headers.get("Content-Encoding")
+                if encoding == "zstd":
+                    raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+                elif encoding == "gzip":
+                    raw = gzip.decompress(raw)
                 try:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw
                 with owner._lock:
                     n = len(owner.requests)
-                    owner.requests.append(Seen(time.monotonic(), self.command, self.path, dict(self.headers), body))
+                    owner.requests.append(
+                        Seen(time.monotonic(), self.command, self.path, dict(self.headers), body)
+                    )
                 status, headers, payload = owner.reply(n, body)
+                if payload == "__hang_up__":  # close the connection without any response
+                    self.close_connection = True
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 if payload == "__answer__":
                     payload = respond(MockConfig(), body)
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode() if payload is not None else b""
+                data = (
+                    payload
+                    if isinstance(payload, bytes)
+                    else json.dumps(payload).encode()
+                    if payload is not None
+                    else b""
+                )
                 self.send_response(status)
                 if not isinstance(payload, bytes):
                     self.send_header("Content-Type", "application/json")
@@ -113,11 +137,13 @@ class Scripted:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_POST = do_GET = _handle  # noqa: N815
+            do_POST = do_GET = _handle
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
         self.thread.start()
 
     def reply(self, n: int, body: Any) -> Reply:

@@ -102,6 +102,8 @@ def test_one_tool_roster_and_bad_rosters():
         ToolSelector([Tool("a"), Tool("a")])
     with pytest.raises(InputError, match="at least one tool"):
         ToolSelector({})
+    with pytest.raises(InputError, match="non-empty"):
+        ToolSelector([Tool("ok"), Tool(" ")])
 
 
 def test_judge_failure_suggests_nothing():

@@ -149,13 +149,13 @@ def test_threads_writing_at_once_lose_nothing(mock, tmp_path) -> None:
     with RemoteJudge(base_url=mock.url) as remote:
         shared = CachedJudge(remote, path)
         other = CachedJudge(remote, path)  # a second handle on the same file, as another component would hold
-        errors: list[BaseException] = []
+        errors: list[Exception] = []
 
         def work(offset: int) -> None:
             try:
                 for i, state in enumerate(states[offset:] + states[:offset]):
                     (shared if i % 2 else other).ask(state, QUESTIONS)
-            except BaseException as e:  # pragma: no cover - reported below
+            except Exception as e:  # noqa: BLE001 - reported below
                 errors.append(e)
 
         threads = [threading.Thread(target=work, args=(k * 5,)) for k in range(8)]
@@ -192,11 +192,15 @@ def test_two_processes_writing_at_once_lose_nothing(mock, tmp_path) -> None:
     CachedJudge(RemoteJudge(base_url=mock.url), path).close()  # schema and WAL set up once
     n = 60
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(path), mock.url, prefix, str(n)], stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), mock.url, prefix, str(n)], stderr=subprocess.PIPE
+        )
         for prefix in ("alpha", "beta")
     ]
     deadline = time.monotonic() + 60
-    while not all(Path(f"{path}.{x}.ready").exists() for x in ("alpha", "beta")) and time.monotonic() < deadline:
+    while (
+        not all(Path(f"{path}.{x}.ready").exists() for x in ("alpha", "beta")) and time.monotonic() < deadline
+    ):
         time.sleep(0.01)
     Path(f"{path}.go").touch()
     for p in procs:

@@ -131,3 +131,17 @@ def test_questions_are_validated_in_replay(tmp_path, mock) -> None:
     record(path, mock.url)
     with pytest.raises(QuestionError):
         Cassette(path, mode="replay").ask(STATES[0], {})
+
+
+def test_wrappers_and_the_remote_judge_are_judges(tmp_path, mock) -> None:
+    from seams.judges import CachedJudge, Judge
+
+    path = tmp_path / "tape.jsonl"
+    record(path, mock.url)
+    with RemoteJudge(base_url=mock.url) as remote:
+        cached = CachedJudge(Cassette(path, remote), tmp_path / "c.db")  # wrappers compose
+        assert all(isinstance(j, Judge) for j in (remote, cached, Cassette(path, mode="replay")))
+        assert (
+            cached.ask(STATES[0], QUESTIONS).answers
+            == Cassette(path, mode="replay").ask(STATES[0], QUESTIONS).answers
+        )

@@ -26,7 +26,8 @@ import pytest
 pytest.importorskip("fastapi")
 
 KEY = "jevcompat-test-key"
-JEVCOMPAT = Path(sys.executable).with_name("jevcompat")
+#: `jevcompat test …` as its console script runs it, through this interpreter.
+JEVCOMPAT = [sys.executable, "-m", "jevcompat.cli"]
 READY = re.compile(r"on http://127\.0\.0\.1:(\d+)")
 
 
@@ -53,7 +54,8 @@ def seams_serve(model_dir: Path, *, key: str | None = None) -> Iterator[Served]:
     if key:
         env["SEAMS_API_KEY"] = key  # through the environment, as the docs recommend
     proc = subprocess.Popen(
-        [sys.executable, "-m", "seams", "serve", "--model-dir", str(model_dir), "--port", "0", "--threads", "1"],
+        [sys.executable, "-m", "seams", "serve", "--model-dir", str(model_dir), "--port", "0", "--threads", "1",
+         "--alias", "seams-local"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     served = None
@@ -100,7 +102,7 @@ def _read_banner(proc: subprocess.Popen[str], timeout: float = 60) -> str:
 
 
 def _jevcompat(url: str, out: Path, key: str | None) -> dict:
-    cmd = [str(JEVCOMPAT), "test", url, "--json", str(out), "--timeout", "60"]
+    cmd = [*JEVCOMPAT, "test", url, "--json", str(out), "--timeout", "60"]
     if key:
         cmd += ["--key", key]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
@@ -115,8 +117,8 @@ def _by_status(report: dict) -> dict[str, dict[str, str]]:
             for r in report["results"]}
 
 
-@pytest.mark.skipif(not JEVCOMPAT.exists(), reason="jevcompat is not installed beside this Python")
 def test_jevcompat_passes_every_must_and_should(tiny_model_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("jevcompat")
     with seams_serve(tiny_model_dir, key=KEY) as served:
         keyed = _jevcompat(served.url, tmp_path / "keyed.json", KEY)
     with seams_serve(tiny_model_dir) as served:
@@ -178,7 +180,7 @@ def test_the_official_sdk_talks_to_seams_serve_with_zstd(tiny_model_dir: Path, m
     assert r.choices["team"].choice == "Billing"
     assert 0.0 <= r.nouls["refund"].noul <= 1.0
     assert {str(k) for k in r.scores["anger"].probabilities} == {"0", "1", "2"}
-    assert "jev-latest" in [m.name for m in listed.models]
+    assert [m.name for m in listed.models] == ["seams-tiny-test", "jev-latest", "seams-local"]
     assert code == 0 and "stopped" in err
 
 

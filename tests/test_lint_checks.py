@@ -38,7 +38,7 @@ def test_what_the_check_leaves_to_the_judge(body: str) -> None:
     assert swallowed_error(unit(f"def f():\n    try:\n        go()\n    {body}\n")) == []
 
 
-def test_secret_shapes_and_names() -> None:
+def test_secret_shapes_and_names() -> None:  # seams: ignore[secret-or-debug] (fake secrets, on purpose)
     code = '''
         def connect():
             key = "AKIAABCDEFGHIJKLMNOP"
@@ -63,6 +63,17 @@ def test_secret_shapes_and_names() -> None:
 ])
 def test_not_secrets(line: str) -> None:
     assert secret_or_debug(unit(line, kind="statements")) == []
+
+
+def test_credentials_in_urls_and_bearer_tokens() -> None:  # seams: ignore[secret-or-debug]
+    hits = secret_or_debug(unit('''
+        DB = "postgresql://admin:Pr0d-Passw0rd@db.internal/app"
+        OK = "postgresql://app@db.internal/app"
+        TEMPLATE = "postgresql://${USER}:${PASSWORD}@db/app"
+        H = {"Authorization": "Bearer 9f8e7d6c5b4a39281726354433221100"}
+        F = {"Authorization": f"Bearer {token}"}
+        ''', kind="statements"))
+    assert [h.line for h in hits] == [1, 4]
 
 
 def test_debug_switches_and_debuggers() -> None:

@@ -87,7 +87,6 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(r, "init", "-q", "-b", "main")
     (r / "app" / "core.py").write_text(BASE_CORE)
     (r / "settings.yaml").write_text("name: app\nport: 8080\n")
-    (r / ".gitignore").write_text(".seams/\n")
     git(r, "add", "-A")
     git(r, "commit", "-q", "-m", "base")
     (r / "app" / "core.py").write_text(NEW_CORE)
@@ -119,6 +118,7 @@ def test_diff_reports_only_what_changed(repo: Path, model_dir: Path) -> None:
     assert judged["probability"] > 0.9 and judged["threshold"] == 0.8 and judged["model"] == "seams-tiny-test"
     assert data["summary"]["judged"] >= 3  # add, new_feature, describe were asked
     assert (repo / ".seams" / "lint-cache.sqlite").is_file()
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", ".seams") == ""  # it ignores itself
 
 
 def test_whole_tree_without_diff_finds_the_old_finding_too(repo: Path, model_dir: Path) -> None:
@@ -128,9 +128,10 @@ def test_whole_tree_without_diff_finds_the_old_finding_too(repo: Path, model_dir
 
 
 def test_sarif_validates_against_the_schema(repo: Path, model_dir: Path) -> None:
-    res = run("--diff", "HEAD", "--model-dir", str(model_dir), "--format", "sarif")
+    res = run("--diff", "HEAD", "--model-dir", str(model_dir), "--format", "sarif", "--output", "out/lint.sarif")
     assert res.exit_code == 1, res.output
-    log = json.loads(res.stdout)
+    assert res.stdout == ""
+    log = json.loads((repo / "out" / "lint.sarif").read_text())
     jsonschema.Draft4Validator.check_schema(SCHEMA)
     jsonschema.Draft4Validator(SCHEMA).validate(log)
     run_ = log["runs"][0]
@@ -181,6 +182,7 @@ def test_pyproject_config_is_read(repo: Path, model_dir: Path) -> None:
     (["missing/path.py"], "no such file"),
     (["--rules", "no-such-folder"], "no such rules folder"),
     (["--baseline", "nope.json"], "no such baseline"),
+    (["--rule", "nope"], "unknown rule"),
 ])
 def test_usage_errors_exit_2(repo: Path, args: list[str], message: str) -> None:
     res = run(*args, "--no-judge")
@@ -201,3 +203,24 @@ def test_bad_user_rule_exits_2_naming_the_file(repo: Path) -> None:
     (repo / "rules" / "bad.yaml").write_text("lint: {severity: fatal}\nrubric: {name: x}\n")
     res = run("--rules", "rules", "--no-judge")
     assert res.exit_code == 2 and "bad.yaml" in res.output
+
+
+def test_a_remote_judge_over_http(repo: Path, mock) -> None:
+    """`--judge URL`: the same run against a System One server on loopback (jevcompat's mock)."""
+    res = run("app/core.py", "--diff", "HEAD", "--judge", mock.url, "--format", "json", "--rule", "name-mismatch",
+              "--no-cache")
+    assert res.exit_code == 0, res.output  # name-mismatch is a warning: not failing by default
+    data = json.loads(res.stdout)
+    assert data["summary"]["judged"] == 3 and data["summary"]["model"]
+
+
+def test_a_failing_remote_judge_never_passes(repo: Path) -> None:
+    from servers import jev_mock
+
+    with jev_mock("noul-range") as bad:  # answers a noul above 1: a protocol error, every time
+        res = run("app/core.py", "--diff", "HEAD", "--judge", bad.url, "--format", "json", "--rule",
+                  "name-mismatch", "--no-cache", "--fail-on", "warning")
+    assert res.exit_code == 1, res.output
+    findings = json.loads(res.stdout)["findings"]
+    assert {f["unit"] for f in findings} == {"add", "new_feature", "describe"}
+    assert all(f["status"] == "error" and "judge failed" in f["message"] for f in findings)

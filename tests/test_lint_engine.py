@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from fixed_judge import FixedJudge
 
 from seams.answers import Answers, NoulAnswer
@@ -30,7 +31,7 @@ class KeywordJudge(SyncJudge):
         return 0.95 if "PLANTED" in code else 0.65 if "UNSURE" in code else 0.05
 
     def ask(self, state, questions):
-        self.asked.append(state["name"])
+        self.asked.append(state["name"] if isinstance(state, dict) else "<text>")
         return Answers(model=self.model_id, answers={q: NoulAnswer(noul=self._p(state)) for q in questions
                                                      if isinstance(questions[q], Noul)})
 
@@ -75,7 +76,7 @@ def write(tmp_path: Path, code: str = CODE) -> Path:
 def test_checks_first_judge_for_the_rest_and_three_zones(tmp_path: Path) -> None:
     rules = [r for r in load_rules() if r.id in ("swallowed-error", "name-mismatch")]
     judge = KeywordJudge()
-    result = lint([write(tmp_path)], rules, judge=judge, root=tmp_path)
+    result = lint([write(tmp_path)], rules, judge=judge, root=tmp_path, show_unsure=True)
     got = {(f.rule, f.unit): f for f in result.findings}
     check = got[("swallowed-error", "read")]
     assert check.source == "check" and check.probability == 1.0 and (check.start, check.end) == (4, 5)
@@ -91,6 +92,9 @@ def test_checks_first_judge_for_the_rest_and_three_zones(tmp_path: Path) -> None
     assert "add" in judge.asked and judge.asked.count("fetch") == 2
     assert result.failing("error") and not [f for f in result.failing("error") if f.status == "review"]
     assert len(result.failing("note")) == len(result.findings)
+    hidden = lint([tmp_path], rules, judge=KeywordJudge(), root=tmp_path)
+    assert [(f.rule, f.unit) for f in hidden.unsure] == [("name-mismatch", "total")]
+    assert len(hidden.findings) == len(result.findings) - 1
 
 
 def test_a_failing_judge_never_passes(tmp_path: Path) -> None:
@@ -133,8 +137,51 @@ def test_fingerprints_survive_line_shifts_and_the_baseline_accepts(tmp_path: Pat
     assert [(f.rule, f.unit) for f in again.findings] == [("name-mismatch", "fetch"), ("swallowed-error", "fetch")]
 
 
+def test_a_user_rule_with_a_text_state_judges_the_code_alone(tmp_path: Path) -> None:
+    rules_dir = tmp_path / "rules"
+    rules_dir.mkdir()
+    (rules_dir / "no-print.yaml").write_text(textwrap.dedent("""\
+        lint: {severity: note, kinds: [function], when: 'print\\('}
+        rubric:
+          name: team/no-print
+          state: text
+          questions:
+            prints: {type: noul, instructions: The code prints instead of logging.}
+          policy:
+            outcomes: {flag: refuse, pass: act}
+            rules: [{id: prints, question: prints, high: 0.8, low: 0.5, then: flag, else: pass}]
+            default: pass
+        """))
+    (tmp_path / "m.py").write_text("def a():\n    print('PLANTED')\n\n\ndef b():\n    return 1  # PLANTED\n")
+    rules = [r for r in load_rules(dirs=[rules_dir]) if r.id == "no-print"]
+    judge = KeywordJudge()
+    result = lint([tmp_path / "m.py"], rules, judge=judge, root=tmp_path)
+    assert judge.asked == ["<text>"]  # b() does not call print: the prefilter kept it from the judge
+    assert [(f.rule, f.unit, f.severity) for f in result.findings] == [("no-print", "a", "note")]
+
+
 def test_fingerprint_ignores_indentation_only() -> None:
     (a,) = python_units("m.py", "def f():\n    return 1\n", kinds=("function",))
     (b,) = python_units("m.py", "\n\ndef f():\n        return 1\n", kinds=("function",))
     (c,) = python_units("m.py", "def f():\n    return 2\n", kinds=("function",))
     assert fingerprint("r", a) == fingerprint("r", b) != fingerprint("r", c)
+
+
+def _shipped_model_present() -> bool:
+    from seams.judges.local import shipped_model_dir
+
+    return (shipped_model_dir() / "config.json").is_file()
+
+
+@pytest.mark.skipif(not _shipped_model_present(), reason="the shipped model is not in this tree yet")
+def test_the_shipped_model_judges_a_few_units(tmp_path: Path) -> None:
+    """The real local model on three units: every judged unit gets a probability and a threshold
+    (what it decides is measured in docs/lint.md, not asserted here)."""
+    from seams.judges.local import LocalJudge
+
+    (tmp_path / "m.py").write_text(CODE.split("def add")[0])
+    judge = LocalJudge(intra_op_threads=1)
+    result = lint([tmp_path], load_rules(), judge=judge, root=tmp_path, show_unsure=True)
+    assert result.judged >= 3 and result.model == judge.model_id
+    for f in result.findings:
+        assert f.source == "check" or (0.0 <= f.probability <= 1.0 and f.threshold is not None)

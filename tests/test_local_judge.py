@@ -255,11 +255,14 @@ def test_ask_many_matches_one_ask_per_state(judge: LocalJudge) -> None:
 
 
 def test_batch_limits_never_change_an_answer(tiny_model_dir: Path, judge: LocalJudge) -> None:
-    tight = LocalJudge(tiny_model_dir, max_batch_size=2, max_batch_tokens=64)
+    tight = LocalJudge(tiny_model_dir, max_batch_size=2, max_batch_tokens=64, max_pairs_per_pass=5)
     qs = {"c": Choice(criteria={f"Queue {i}": ("billing" if i % 3 else None) for i in range(40)}),
           "s": Score(criteria=["calm", "angry", "frustrated"])}
-    states = ["billing", "a red and green " + " ".join(_filler(90))]
-    assert [a.answers for a in tight.ask_many(states, qs)] == [a.answers for a in judge.ask_many(states, qs)]
+    states = ["billing", "a red and green " + " ".join(_filler(90)), "sales", "angry", "calm green"]
+    loose, passes = judge.ask_many(states, qs), tight.ask_many(states, qs)
+    assert [a.answers for a in passes] == [a.answers for a in loose]
+    assert [a.usage for a in passes] == [a.usage for a in loose]
+    assert judge.ask_many([], qs) == []
 
 
 def test_identical_pairs_run_once(judge: LocalJudge) -> None:

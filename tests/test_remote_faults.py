@@ -13,7 +13,7 @@ import time
 
 import pytest
 from jevcompat.mock import FAULTS
-from servers import OK, free_port, jev_mock
+from servers import HANG_UP, OK, free_port, jev_mock
 
 from seams import Choice, Noul, Score
 from seams.errors import (
@@ -38,7 +38,9 @@ STATE = "I was charged twice. Please help."
 # 4-level score whose expectation is far from its most likely level.
 QUESTIONS = {
     "billing": Noul(instructions="Is this about billing?"),
-    "team": Choice(instructions="Which team?", criteria={"Billing": "Payments", "Technical": None, "Café": "coffee"}),
+    "team": Choice(
+        instructions="Which team?", criteria={"Billing": "Payments", "Technical": None, "Café": "coffee"}
+    ),
     "anger": Score(instructions="How frustrated?", criteria=["Calm", "Frustrated", "Very angry", "Furious"]),
 }
 
@@ -80,9 +82,8 @@ def judge(url: str, **kw) -> RemoteJudge:
 
 @pytest.mark.parametrize("fault", sorted(RESPONSE_FAULTS))
 def test_response_fault_is_a_protocol_error(fault: str) -> None:
-    with jev_mock(fault) as server, judge(server.url) as j:
-        with pytest.raises(ProtocolError):
-            j.ask(STATE, QUESTIONS)
+    with jev_mock(fault) as server, judge(server.url) as j, pytest.raises(ProtocolError):
+        j.ask(STATE, QUESTIONS)
 
 
 @pytest.mark.parametrize("fault", ["choice-sum", "nan", "legend-1-based", "first-question-only"])
@@ -120,8 +121,16 @@ REQUEST_FAULTS = {
     "reject-jev-latest": ({}, NotFoundError, None),
     "text-errors": ({"model": "no-such-model"}, APIStatusError, lambda e: "Unknown model" in str(e)),
     "error-flat": ({"model": "no-such-model"}, APIStatusError, lambda e: e.status_code == 400),
-    "validation-400": ({"state": ["an", "array"], "fault_also": "reject-array-state"}, APIStatusError, lambda e: e.status_code == 400),
-    "reject-array-state": ({"state": ["an", "array"]}, RequestValidationError, lambda e: e.errors[0]["loc"] == ["body", "state"]),
+    "validation-400": (
+        {"state": ["an", "array"], "fault_also": "reject-array-state"},
+        APIStatusError,
+        lambda e: e.status_code == 400,
+    ),
+    "reject-array-state": (
+        {"state": ["an", "array"]},
+        RequestValidationError,
+        lambda e: e.errors[0]["loc"] == ["body", "state"],
+    ),
     "strict-ids": (
         {"questions": {"is-billing?": Noul(instructions="Billing?")}},
         RequestValidationError,
@@ -160,7 +169,11 @@ REQUEST_FAULTS = {
     "auth-rejects-header": ({"api_key": "k"}, AuthenticationError, lambda e: e.status_code == 401),
     "auth-x-api-key": ({"api_key": "k", "key": "k"}, AuthenticationError, None),
     "auth-plain": ({"key": "k"}, AuthenticationError, lambda e: "Unauthorized" in str(e)),
-    "auth-invalid-403-text": ({"api_key": "wrong", "key": "k"}, AuthenticationError, lambda e: "bad key" in str(e)),
+    "auth-invalid-403-text": (
+        {"api_key": "wrong", "key": "k"},
+        AuthenticationError,
+        lambda e: "bad key" in str(e),
+    ),
     "models-404": ({"call": "list_models"}, NotFoundError, None),
 }
 # Faults in how a server treats requests seams never sends: the client rejects them first.
@@ -172,13 +185,16 @@ def test_request_fault_gives_the_typed_error(fault: str) -> None:
     spec, error, check = REQUEST_FAULTS[fault]
     spec = dict(spec)
     faults = [fault] + ([spec.pop("fault_also")] if "fault_also" in spec else [])
-    with jev_mock(*faults, key=spec.pop("key", None)) as server:
-        with judge(server.url, model=spec.pop("model", "jev-latest"), api_key=spec.pop("api_key", None)) as j:
-            with pytest.raises(error) as info:
-                if spec.pop("call", None) == "list_models":
-                    j.list_models()
-                else:
-                    j.ask(spec.pop("state", STATE), spec.pop("questions", QUESTIONS))
+    model, api_key = spec.pop("model", "jev-latest"), spec.pop("api_key", None)
+    with (
+        jev_mock(*faults, key=spec.pop("key", None)) as server,
+        judge(server.url, model=model, api_key=api_key) as j,
+        pytest.raises(error) as info,
+    ):
+        if spec.pop("call", None) == "list_models":
+            j.list_models()
+        else:
+            j.ask(spec.pop("state", STATE), spec.pop("questions", QUESTIONS))
     if check is not None:
         assert check(info.value), info.value
 
@@ -208,7 +224,13 @@ def test_forbid_extra_server_accepts_what_seams_sends() -> None:
 
 
 def test_422_carries_the_servers_loc(scripted) -> None:
-    detail = [{"loc": ["body", "questions", "q", "noul", "instructions"], "msg": "Field required", "type": "missing"}]
+    detail = [
+        {
+            "loc": ["body", "questions", "q", "noul", "instructions"],
+            "msg": "Field required",
+            "type": "missing",
+        }
+    ]
     server = scripted([(422, {}, {"detail": detail})])
     with judge(server.url, max_retries=3) as j, pytest.raises(RequestValidationError) as info:
         j.ask(STATE, {"q": Noul(instructions="x")})
@@ -220,10 +242,18 @@ def test_422_carries_the_servers_loc(scripted) -> None:
 
 @pytest.mark.parametrize(
     "status, error",
-    [(400, APIStatusError), (401, AuthenticationError), (403, AuthenticationError), (404, NotFoundError), (409, APIStatusError)],
+    [
+        (400, APIStatusError),
+        (401, AuthenticationError),
+        (403, AuthenticationError),
+        (404, NotFoundError),
+        (409, APIStatusError),
+    ],
 )
 def test_client_errors_are_typed_and_not_retried(status, error, scripted) -> None:
-    server = scripted([(status, {"x-typesafe-request-id": "req_1"}, {"detail": {"error_type": "e", "message": "nope"}})])
+    server = scripted(
+        [(status, {"x-typesafe-request-id": "req_1"}, {"detail": {"error_type": "e", "message": "nope"}})]
+    )
     with judge(server.url, max_retries=3) as j, pytest.raises(error) as info:
         j.ask(STATE, QUESTIONS)
     assert type(info.value) is error
@@ -262,20 +292,37 @@ def test_retry_after_http_date(scripted) -> None:
 def test_529_until_the_budget_runs_out(scripted) -> None:
     server = scripted([(529, {}, {"detail": {"error_type": "overloaded_error", "message": "Overloaded"}})])
     budget = 1.0
-    with judge(server.url, max_retries=50, total_budget=budget, backoff_initial=0.05, backoff_max=0.2) as j:
-        with pytest.raises(ServiceUnavailable) as info:
-            j.ask(STATE, QUESTIONS)
+    with (
+        judge(server.url, max_retries=50, total_budget=budget, backoff_initial=0.05, backoff_max=0.2) as j,
+        pytest.raises(ServiceUnavailable) as info,
+    ):
+        j.ask(STATE, QUESTIONS)
     err = info.value
     assert err.status_code == 529 and "Overloaded" in str(err)
     assert 2 <= server.count < 51 and err.attempts == server.count  # retried, and stopped by the budget
     assert server.requests[-1].at - server.requests[0].at <= budget
 
 
+def test_the_servers_answer_wins_over_a_timeout_the_budget_caused(scripted) -> None:
+    def script(n, body):
+        if n == 0:
+            return (529, {"retry-after-ms": "0"}, {"detail": {"message": "Overloaded"}})
+        time.sleep(1.0)  # longer than what is left of the budget
+        return OK
+
+    server = scripted(script)
+    with judge(server.url, max_retries=3, total_budget=0.4) as j, pytest.raises(ServiceUnavailable) as info:
+        j.ask(STATE, QUESTIONS)
+    assert info.value.status_code == 529 and info.value.attempts == 2
+
+
 def test_max_retries_bounds_the_attempts(scripted) -> None:
     server = scripted([(500, {}, None)])
-    with judge(server.url, max_retries=2, total_budget=30, backoff_initial=0.01, backoff_max=0.02) as j:
-        with pytest.raises(ServiceUnavailable) as info:
-            j.ask(STATE, QUESTIONS)
+    with (
+        judge(server.url, max_retries=2, total_budget=30, backoff_initial=0.01, backoff_max=0.02) as j,
+        pytest.raises(ServiceUnavailable) as info,
+    ):
+        j.ask(STATE, QUESTIONS)
     assert server.count == 3 and info.value.attempts == 3
     assert "after 3 attempts" in str(info.value)
 
@@ -295,12 +342,54 @@ def test_408_is_retried(scripted) -> None:
     assert server.count == 2
 
 
+def test_408_until_the_last_try_is_a_timeout(scripted) -> None:
+    server = scripted([(408, {}, {"detail": {"error_type": "timeout", "message": "request took too long"}})])
+    with (
+        judge(server.url, max_retries=1, backoff_initial=0.01) as j,
+        pytest.raises(JudgeTimeout, match="HTTP 408"),
+    ):
+        j.ask(STATE, QUESTIONS)
+    assert server.count == 2
+
+
 def test_connection_refused_is_a_transport_error_after_retries() -> None:
-    with judge(f"http://127.0.0.1:{free_port()}", max_retries=2, backoff_initial=0.01, backoff_max=0.02) as j:
-        with pytest.raises(TransportError) as info:
-            j.ask(STATE, QUESTIONS)
+    with (
+        judge(f"http://127.0.0.1:{free_port()}", max_retries=2, backoff_initial=0.01, backoff_max=0.02) as j,
+        pytest.raises(TransportError) as info,
+    ):
+        j.ask(STATE, QUESTIONS)
     assert not isinstance(info.value, JudgeTimeout)
     assert info.value.attempts == 3
+
+
+def test_a_dropped_connection_is_retried(scripted) -> None:
+    server = scripted([HANG_UP, OK])
+    with judge(server.url, max_retries=1, backoff_initial=0.01) as j:
+        assert len(j.ask(STATE, QUESTIONS)) == 3
+    assert server.count == 2
+
+
+def test_a_dropped_connection_every_time_is_a_transport_error(scripted) -> None:
+    server = scripted([HANG_UP])
+    with judge(server.url, max_retries=2, backoff_initial=0.01) as j, pytest.raises(TransportError) as info:
+        j.ask(STATE, QUESTIONS)
+    assert server.count == 3 and info.value.attempts == 3
+
+
+def test_an_html_error_page_is_typed_with_an_excerpt(scripted) -> None:
+    page = b"<html><body><h1>502 Bad Gateway</h1>" + b"x" * 1000 + b"</body></html>"
+    server = scripted([(502, {"Content-Type": "text/html"}, page)])
+    with judge(server.url) as j, pytest.raises(ServiceUnavailable) as info:
+        j.ask(STATE, QUESTIONS)
+    assert "502 Bad Gateway" in str(info.value) and len(str(info.value)) < 400
+    assert info.value.body.startswith("<html>")
+
+
+@pytest.mark.parametrize("body", [{"models": "jev"}, {"data": []}, {"models": [{"id": "x"}]}, b"not json"])
+def test_a_malformed_models_list_is_a_protocol_error(scripted, body) -> None:
+    server = scripted([(200, {}, body)])
+    with judge(server.url) as j, pytest.raises(ProtocolError):
+        j.list_models()
 
 
 def test_a_slow_server_is_a_timeout(scripted) -> None:
@@ -309,9 +398,11 @@ def test_a_slow_server_is_a_timeout(scripted) -> None:
         return OK
 
     server = scripted(slow)
-    with judge(server.url, timeout=0.1, max_retries=1, backoff_initial=0.01, total_budget=5) as j:
-        with pytest.raises(JudgeTimeout):
-            j.ask(STATE, QUESTIONS)
+    with (
+        judge(server.url, timeout=0.1, max_retries=1, backoff_initial=0.01, total_budget=5) as j,
+        pytest.raises(JudgeTimeout),
+    ):
+        j.ask(STATE, QUESTIONS)
     assert server.count == 2
 
 
@@ -330,7 +421,9 @@ def test_async_budget_gives_service_unavailable(scripted) -> None:
     server = scripted([(502, {}, None)])
 
     async def main():
-        async with judge(server.url, max_retries=20, total_budget=0.5, backoff_initial=0.05, backoff_max=0.1) as j:
+        async with judge(
+            server.url, max_retries=20, total_budget=0.5, backoff_initial=0.05, backoff_max=0.1
+        ) as j:
             await j.aask(STATE, QUESTIONS)
 
     with pytest.raises(ServiceUnavailable):
@@ -381,7 +474,16 @@ def test_backoff_is_full_jitter_under_the_ceiling() -> None:
     assert len({round(d, 6) for d in draws}) > 100  # jittered, not a fixed schedule
 
 
-@pytest.mark.parametrize("kw", [{"max_retries": -1}, {"total_budget": 0}, {"backoff_max": float("nan")}, {"timeout": 0}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"max_retries": -1},
+        {"total_budget": 0},
+        {"backoff_max": float("nan")},
+        {"timeout": 0},
+        {"timeout": float("inf")},
+    ],
+)
 def test_bad_retry_settings_are_config_errors(kw) -> None:
     with pytest.raises(ConfigError):
         RemoteJudge(base_url="http://127.0.0.1:1", **kw)

@@ -63,7 +63,11 @@ def assert_same_as_sdk(ours: Answers, theirs: typesafe_sdk.SystemOneResponse) ->
         if isinstance(a, NoulAnswer):
             assert a.noul == b.noul
         elif isinstance(a, ChoiceAnswer):
-            assert (a.choice, a.confidence, a.probabilities) == (b.choice, b.confidence, dict(b.probabilities))
+            assert (a.choice, a.confidence, a.probabilities) == (
+                b.choice,
+                b.confidence,
+                dict(b.probabilities),
+            )
         else:
             assert isinstance(a, ScoreAnswer)
             assert (a.score, a.confidence) == (b.score, b.confidence)
@@ -123,7 +127,9 @@ def test_all_questions_go_in_one_request(scripted) -> None:
 def test_request_is_split_only_over_the_request_budget(scripted) -> None:
     # Each question is about 1/3 of the request budget: three fit in no single request.
     big = "x" * (REQUEST_BUDGET * 4 // 3)
-    questions = {f"q{i}": Noul(instructions=f"{i} {big}") for i in range(3)} | {"small": Noul(instructions="ok?")}
+    questions = {f"q{i}": Noul(instructions=f"{i} {big}") for i in range(3)} | {
+        "small": Noul(instructions="ok?")
+    }
     server = scripted([OK])
     with RemoteJudge(base_url=server.url) as judge:
         answers = judge.ask("state", questions)
@@ -152,7 +158,10 @@ def test_a_state_over_the_budget_is_refused_before_sending(scripted) -> None:
         with pytest.raises(StateError, match="32,000 tokens"):
             judge.ask("x" * (STATE_QUESTION_BUDGET * 4 + 8), {"q": Noul(instructions="ok?")})
         with pytest.raises(StateError, match="plus question 'long'"):
-            judge.ask("x" * (STATE_QUESTION_BUDGET * 3), {"long": Noul(instructions="y" * STATE_QUESTION_BUDGET * 2)})
+            judge.ask(
+                "x" * (STATE_QUESTION_BUDGET * 3),
+                {"long": Noul(instructions="y" * STATE_QUESTION_BUDGET * 2)},
+            )
     assert server.count == 0
 
 
@@ -224,7 +233,10 @@ def test_a_missing_key_for_a_hosted_service_is_a_config_error(monkeypatch, base_
         RemoteJudge(base_url=base_url)
 
 
-@pytest.mark.parametrize("kw", [{"base_url": "ftp://x"}, {"base_url": "localhost:8000"}, {"api_key": "two words"}, {"api_key": "ключ"}])
+@pytest.mark.parametrize(
+    "kw",
+    [{"base_url": "ftp://x"}, {"base_url": "localhost:8000"}, {"api_key": "two words"}, {"api_key": "ключ"}],
+)
 def test_bad_configuration_is_a_config_error(kw) -> None:
     kw.setdefault("base_url", "http://127.0.0.1:1")
     with pytest.raises(ConfigError):
@@ -235,10 +247,16 @@ def test_authentication_with_the_mock() -> None:
     with jev_mock(key="sk-right") as server:
         with RemoteJudge(base_url=server.url, api_key="sk-right") as judge:
             assert len(judge.ask("hi", QUESTION_SETS["support"])) == 3
-        with RemoteJudge(base_url=server.url, api_key="sk-wrong") as judge, pytest.raises(AuthenticationError) as info:
+        with (
+            RemoteJudge(base_url=server.url, api_key="sk-wrong") as judge,
+            pytest.raises(AuthenticationError) as info,
+        ):
             judge.ask("hi", QUESTION_SETS["support"])
         assert info.value.status_code == 401
-        with RemoteJudge(base_url=server.url, api_key="") as judge, pytest.raises(AuthenticationError) as info:
+        with (
+            RemoteJudge(base_url=server.url, api_key="") as judge,
+            pytest.raises(AuthenticationError) as info,
+        ):
             judge.ask("hi", QUESTION_SETS["support"])
         assert info.value.status_code == 403
 
@@ -252,6 +270,28 @@ def test_a_callers_http_client_is_used_and_left_open(mock) -> None:
             judge.ask("hi", QUESTION_SETS["support"])
         assert seen and seen[0].headers["Authorization"] == "Bearer k"
         assert not client.is_closed
+
+
+@pytest.mark.parametrize("compression", ["zstd", "gzip"])
+def test_compression_of_long_bodies(scripted, compression) -> None:
+    server = scripted([OK])
+    long_state = {"message": "I was charged twice. " * 200}
+    with RemoteJudge(base_url=server.url, compression=compression) as judge:
+        small = judge.ask("hi", QUESTION_SETS["support"])
+        big = judge.ask(long_state, QUESTION_SETS["support"])
+        big_async = asyncio.run(judge.aask(long_state, QUESTION_SETS["support"]))
+    assert "Content-Encoding" not in server.requests[0].headers  # under 1 KiB: not worth it
+    assert server.requests[1].headers["Content-Encoding"] == compression
+    assert server.requests[2].headers["Content-Encoding"] == compression
+    assert server.requests[1].body["state"] == long_state  # the server decoded what we sent
+    with RemoteJudge(base_url=server.url) as plain:
+        assert plain.ask(long_state, QUESTION_SETS["support"]).answers == big.answers == big_async.answers
+    assert len(small) == 3
+
+
+def test_unknown_compression_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="compression"):
+        RemoteJudge(base_url="http://127.0.0.1:1", compression="brotli")  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- fan-out, models
@@ -334,3 +374,21 @@ def test_warn_if_moving_alias() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not warn_if_moving_alias("jev-1.13.0")
+
+
+def test_the_overhead_bench_runs() -> None:
+    """Keeps bench/remote_overhead.py from rotting; asserts nothing about speed."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parent.parent / "bench" / "remote_overhead.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--rounds", "1", "--requests", "2"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "client overhead above its HTTP transport" in out.stdout

@@ -381,3 +381,54 @@ def test_unprefixed_extras_of_a_judge_are_dropped() -> None:
         data = httpx.post(f"{base}/v1/systemone", json=body()).json()
     assert data["answers"]["q"] == {"type": "noul", "noul": 0.5, "x_note": "ok"}
     assert data["model"] == "echo-1"
+
+
+# ---------------------------------------------------------------------------- seams on both ends
+
+
+def test_seams_remote_judge_reads_seams_serve(url: str, judge: LocalJudge) -> None:
+    from seams.judges import RemoteJudge
+
+    qs = {
+        "refund": NOUL,
+        "team": {"type": "choice", "instructions": "Which team?", "criteria": {"Billing": "Payments", "Sales": None}},
+        "anger": {"type": "score", "instructions": "How upset?", "criteria": ["Calm", "Frustrated", "Angry"]},
+    }
+    state = {"subject": "billing", "body": "I am frustrated, yes"}
+    with RemoteJudge("jev-latest", base_url=url, api_key=KEY) as remote:
+        got = remote.ask(state, qs)
+    direct = judge.ask(state, qs)
+    assert got.model == judge.model_id
+    assert got["refund"].noul == pytest.approx(direct["refund"].noul)
+    assert got["team"].choice == direct["team"].choice
+    assert got["team"].probabilities == pytest.approx(direct["team"].probabilities)
+    assert got["anger"].score == pytest.approx(direct["anger"].score)
+    assert got["anger"].probabilities == pytest.approx(direct["anger"].probabilities)
+
+
+class _Gated(SyncJudge):
+    """A judge that answers only once the test opens the gate."""
+
+    model_id = "gated"
+
+    def __init__(self) -> None:
+        self.entered, self.gate = threading.Event(), threading.Event()
+
+    def ask(self, state: Any, questions: Any) -> Answers:
+        self.entered.set()
+        assert self.gate.wait(30)
+        return Answers(model="gated", answers={k: NoulAnswer(noul=0.5) for k in questions})
+
+
+def test_a_busy_judge_does_not_block_the_server() -> None:
+    judge = _Gated()
+    with serving(create_app(judge)) as base:
+        result: dict[str, httpx.Response] = {}
+        slow = threading.Thread(target=lambda: result.update(r=httpx.post(f"{base}/v1/systemone", json=body(), timeout=60)))
+        slow.start()
+        assert judge.entered.wait(30)
+        # The judge is mid-answer in a worker thread; the event loop still serves other requests.
+        assert httpx.get(f"{base}/v1/models", timeout=10).status_code == 200
+        judge.gate.set()
+        slow.join(30)
+    assert result["r"].status_code == 200

@@ -14,7 +14,7 @@ import pytest
 
 local = pytest.importorskip("seams.judges.local", reason="seams.judges.local (LocalJudge) is not in this tree")
 
-from seams.questions import Choice, Noul, NoulCriteria  # noqa: E402
+from seams.questions import Choice, Noul, NoulCriteria
 
 MODEL_DIR = Path(local.shipped_model_dir())
 

@@ -35,8 +35,7 @@ def unit_state(path: str, code: str, kind: str) -> dict[str, str]:
 
 def write(name: str, items: list[dict]) -> None:
     with open(HERE / f"{name}.jsonl", "w", encoding="utf-8") as fh:
-        for item in items:
-            fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+        fh.writelines(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
     pos = sum(any(item["labels"].values()) for item in items)
     print(f"{name}: {len(items)} items, {pos} positive, {len(items) - pos} negative")
 
@@ -227,7 +226,7 @@ def migration_items(rng: random.Random) -> list[dict]:
 
 # --------------------------------------------------------------------------- secret-or-debug
 
-SECRET_POS = [  # (code, kind, path, secret, debug)
+SECRET_POS = [  # (code, kind, path, secret, debug)   seams: ignore[secret-or-debug] (fake secrets, on purpose)
     ("DATABASE_URL = 'postgresql://admin:Pr0d-Passw0rd@db.internal:5432/app'\n", "statements", "app/settings.py", True, False),
     ("def client():\n    return Client(username='deploy', password='w1nter-Is-C0ming')\n", "function", "app/clients.py", True, False),
     ("HEADERS = {'Authorization': 'Bearer 9f8e7d6c5b4a39281726354433221100ffeeddcc'}\n", "statements", "app/api.py", True, False),

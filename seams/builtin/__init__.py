@@ -8,8 +8,8 @@
 """
 
 from .escalation import (
-    ConfirmBeforeAct,
     Confirmation,
+    ConfirmBeforeAct,
     Escalation,
     EscalationResult,
     Grade,

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import pairwise
 from math import sqrt
 from pathlib import Path
 from typing import Any, Literal
@@ -99,7 +100,7 @@ def _now() -> datetime:
 
 def _bag(text: str) -> Counter[str]:
     words = _WORD.findall(text.lower())
-    return Counter(words + [f"{a} {b}" for a, b in zip(words, words[1:])])
+    return Counter(words + [f"{a} {b}" for a, b in pairwise(words)])
 
 
 def lexical_similarity(a: str, b: str) -> float:

@@ -69,6 +69,9 @@ def as_tools(tools: Sequence[Tool | Mapping[str, Any]] | Mapping[str, str | None
             else:
                 raise InputError(f"a tool is a Tool or a mapping with a 'name', got {t!r}")
     names = [t.name for t in out]
+    blank = [i for i, n in enumerate(names) if not isinstance(n, str) or not n.strip()]
+    if blank:
+        raise InputError(f"tool names must be non-empty strings; tools at positions {blank} have none")
     if not out:
         raise InputError("a roster needs at least one tool")
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -167,7 +170,7 @@ class ToolSelector:
         try:
             gate = judge.ask({"request": request, "tools": self.listing()},
                              {"applies": self.rubric.questions["applies"]})
-            shortlist, groups, model = self._shortlist(judge, request, self.tools)
+            shortlist, groups = self._shortlist(judge, request, self.tools)
             top = [n for n, _ in shortlist.ranked()[: self.top_k]]
             if len(top) >= 2:
                 full = {n: _words(self.by_name[n].description, self.full_words) or _humanise(n) for n in top}
@@ -187,7 +190,7 @@ class ToolSelector:
 
         return await asyncio.to_thread(self.select, request)
 
-    def _shortlist(self, judge: Judge, request: str, tools: list[Tool]) -> tuple[ChoiceAnswer, list[str], str]:
+    def _shortlist(self, judge: Judge, request: str, tools: list[Tool]) -> tuple[ChoiceAnswer, list[str]]:
         """A Choice over at most 255 tools; larger rosters are narrowed group by group (beam search)."""
         groups_taken: list[str] = []
         while len(tools) > MAX_OPTIONS:
@@ -202,10 +205,10 @@ class ToolSelector:
                 narrowed = narrowed[:MAX_OPTIONS]
             tools = narrowed
         if len(tools) == 1:
-            return ChoiceAnswer.from_probabilities({tools[0].name: 1.0}), groups_taken, ""
+            return ChoiceAnswer.from_probabilities({tools[0].name: 1.0}), groups_taken
         options = {t.name: t.short(self.short_words) or _humanise(t.name) for t in tools}
         answers = judge.ask({"request": request}, {"shortlist": self._choice("shortlist", options)})
-        return answers["shortlist"], groups_taken, answers.model  # type: ignore[return-value]
+        return answers["shortlist"], groups_taken  # type: ignore[return-value]
 
     def _groups(self, tools: list[Tool]) -> dict[str, list[Tool]]:
         """Groups of at most 255, by each tool's `group`, else chunks in roster order; sized so the

@@ -41,4 +41,10 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f".{mod}", __name__), name)
 
 
-__all__ = ["CalibrationBlock", "Calibrator", "QuestionCalibration", "RuleThresholds", *_LAZY]
+__all__ = [  # noqa: RUF022 - the eager names first, then the lazy ones as _LAZY lists them
+    "CalibrationBlock", "Calibrator", "QuestionCalibration", "RuleThresholds",
+    "LabelledItem", "LabelledSet", "LabelledSetError", "load_jsonl", "load_csv", "loads_jsonl",
+    "RunResult", "run_set", "arun_set", "Costs", "PlattCalibrator", "IsotonicCalibrator", "TemperatureCalibrator",
+    "CostThresholds", "TargetErrorThresholds", "bayes_thresholds", "FitOptions", "CalibrationResult",
+    "fit_calibration", "evaluate_set", "check_calibration", "write_calibration",
+]

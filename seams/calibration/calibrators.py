@@ -51,6 +51,10 @@ def _check_binary(p: Sequence[float], y: Sequence[bool]) -> tuple[np.ndarray, np
 class PlattCalibrator(BaseEstimator):
     """Platt scaling on the logit of the judge's probability.
 
+    The slope is kept non-negative: a judge whose answers run against the labels on the fit
+    split is more likely noise than a judge to be read backwards, so a negative fit falls back
+    to the base rate (slope 0), like isotonic regression, which is increasing by construction.
+
     Parameters
     ----------
     C:
@@ -68,6 +72,9 @@ class PlattCalibrator(BaseEstimator):
         lr.fit(_logit(p)[:, None], y)
         self.a_ = float(lr.coef_[0, 0])
         self.b_ = float(lr.intercept_[0])
+        if self.a_ < 0:  # never invert the judge: without signal, fall back to the base rate
+            rate = float(np.clip(y.mean(), _CLIP, 1 - _CLIP))
+            self.a_, self.b_ = 0.0, float(np.log(rate / (1 - rate)))
         return self
 
     def predict(self, p: Sequence[float]) -> np.ndarray:
@@ -110,8 +117,8 @@ class IsotonicCalibrator(BaseEstimator):
         return np.interp(np.asarray(p, float), self.x_, self.y_)
 
     def to_block(self) -> Calibrator:
-        return Calibrator(method="isotonic", x=[round(float(v), 6) for v in self.x_],
-                          y=[round(float(v), 6) for v in self.y_])
+        return Calibrator(method="isotonic", x=[round(float(v), 9) for v in self.x_],
+                          y=[round(float(v), 9) for v in self.y_])
 
 
 def _ragged(dists: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

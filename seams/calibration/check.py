@@ -19,7 +19,15 @@ import numpy as np
 
 from ..rubric import Rubric
 from .dataset import LabelledSet
-from .extract import correct_in_id_order, current_answers, decode_answers, ids_hash, question_data, rule_data, split_ids
+from .extract import (
+    correct_in_id_order,
+    current_answers,
+    decode_answers,
+    ids_hash,
+    question_data,
+    rule_data,
+    split_ids,
+)
 from .fit import noul_threshold
 from .metrics import mcnemar, zone_metrics
 from .run import RunResult
@@ -56,8 +64,16 @@ def _served_model(run: RunResult) -> str:
     return max(set(models), key=models.count) if models else run.model
 
 
-def check_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, *, alpha: float = 0.01) -> CheckResult:
-    """Every check against `run` (the judge's answers to `dataset` now)."""
+def check_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, *, alpha: float = 0.01,
+                      n_boot: int = 300) -> CheckResult:
+    """Every check against `run` (the judge's answers to `dataset` now).
+
+    On the stored held-out items a metric fails when its value leaves the stored interval. On
+    other items the new value has its own sampling noise (two estimates of the same quantity
+    differ by more than one interval's half-width about one time in six), so it fails only when
+    its own bootstrap interval lies wholly beyond the stored one. The error rate on automated
+    decisions is judged the same way, with Clopper–Pearson intervals.
+    """
     out = CheckResult()
     cal = rubric.calibration
     if cal is None:
@@ -89,7 +105,8 @@ def check_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, *, a
             out.add("info", qid, "no labelled answers in this data set")
             continue
         sub = qd.take(keep)
-        now = sub.metrics(transform, threshold=noul_threshold(rubric.policy.rules, qid, overrides), n_boot=0)
+        now = sub.metrics(transform, threshold=noul_threshold(rubric.policy.rules, qid, overrides),
+                          n_boot=0 if same else n_boot)
         out.measured[qid] = now
         stored = (qc.metrics.get("heldout") or {}).get("after") or {}
         for name in HIGHER_BETTER + LOWER_BETTER:
@@ -97,16 +114,21 @@ def check_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, *, a
             value = now.get(name)
             if ci is None or value is None or None in ci:
                 continue
-            worse = value < ci[0] if name in HIGHER_BETTER else value > ci[1]
+            # same items: the value itself must stay inside; new items carry their own sampling
+            # noise, so there the new interval must lie wholly beyond the stored one to fail
+            mine = now.get(f"{name}_ci") if not same else None
+            lo_now, hi_now = (mine if mine and None not in mine else (value, value))
+            worse = hi_now < ci[0] if name in HIGHER_BETTER else lo_now > ci[1]
+            shown = f"{value:.4f}" + (f" [{lo_now:.4f}, {hi_now:.4f}]" if mine else "")
             if worse:
-                out.add("fail", qid, f"{name} {value:.4f} is beyond its stored interval "
+                out.add("fail", qid, f"{name} {shown} is beyond its stored interval "
                                      f"[{ci[0]:.4f}, {ci[1]:.4f}] (fitted value {stored.get(name)})")
             else:
-                out.add("ok", qid, f"{name} {value:.4f} within [{ci[0]:.4f}, {ci[1]:.4f}]")
+                out.add("ok", qid, f"{name} {shown} within [{ci[0]:.4f}, {ci[1]:.4f}]")
         st = stored_answers.get(qid)
         if st is None:
             continue
-        if st.get("ids") != ids_hash(qd.ids):
+        if st.get("ids") != ids_hash(qd.keys):
             out.add("info", qid, "not the items of the stored run: answer flips not tested")
             continue
         before, after = decode_answers(st), current_answers(qd)
@@ -133,14 +155,16 @@ def check_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, *, a
         out.measured[f"rule:{rule.id}"] = z
         stored = rt.metrics.get("heldout") or {}
         ci = stored.get("error_rate_ci")
-        if ci and z.get("error_rate") is not None and z["error_rate"] > ci[1]:
+        err_lo = z["error_rate"] if same or not z.get("error_rate_ci") else z["error_rate_ci"][0]
+        if ci and z.get("error_rate") is not None and err_lo > ci[1]:
             out.add("fail", f"rule {rule.id}", f"error rate on automated decisions {z['error_rate']:.4f} is above "
                                                f"its stored interval [{ci[0]:.4f}, {ci[1]:.4f}]")
         elif ci and z.get("error_rate") is not None:
             out.add("ok", f"rule {rule.id}", f"error rate on automated decisions {z['error_rate']:.4f} within "
                                              f"[{ci[0]:.4f}, {ci[1]:.4f}]")
         aci = stored.get("automation_rate_ci")
-        if aci and z.get("automation_rate") is not None and z["automation_rate"] < aci[0]:
+        auto_hi = z["automation_rate"] if same or not z.get("automation_rate_ci") else z["automation_rate_ci"][1]
+        if aci and z.get("automation_rate") is not None and auto_hi < aci[0]:
             out.add("fail", f"rule {rule.id}", f"automation rate {z['automation_rate']:.4f} is below its stored "
                                                f"interval [{aci[0]:.4f}, {aci[1]:.4f}]")
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -89,8 +90,8 @@ class LabelledSet:
 
 def data_hash(items: Iterable[LabelledItem]) -> str:
     rows = sorted(
-        (canonical_json([it.id, it.state, it.labels,
-                         {k: q.wire() for k, q in (it.questions or {}).items()}]) for it in items)
+        canonical_json([it.id, it.state, it.labels,
+                         {k: q.wire() for k, q in (it.questions or {}).items()}]) for it in items
     )
     h = hashlib.sha256()
     for row in rows:
@@ -106,7 +107,7 @@ def check_label(question: QuestionT, qid: str, value: Any) -> Label:
     """`value` as a label of `question`, or a ValueError saying what a label must be."""
     if isinstance(question, Noul):
         if not isinstance(value, bool):
-            raise ValueError(f"label of noul {qid!r} must be true or false, got {value!r}")
+            raise ValueError(f"label of noul {qid!r} must be true or false, got {value!r}")  # noqa: TRY004
         return value
     if isinstance(question, Choice):
         if not isinstance(value, str) or value not in question.criteria:
@@ -115,7 +116,7 @@ def check_label(question: QuestionT, qid: str, value: Any) -> Label:
         return value
     n = len(question.criteria)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"label of score {qid!r} must be a level index 0–{n - 1}, got {value!r}")
+        raise ValueError(f"label of score {qid!r} must be a level index 0–{n - 1}, got {value!r}")  # noqa: TRY004
     if not 0 <= value < n:
         raise ValueError(f"label {value} of score {qid!r} is out of range: its levels are 0–{n - 1}")
     return value
@@ -256,10 +257,10 @@ def load_csv(path: str | Path, columns: Mapping[str, str], questions: Mapping[st
     """
     p = str(path)
     try:
-        f = open(path, encoding="utf-8", newline="")
-    except OSError as exc:
-        raise LabelledSetError(f"cannot read: {exc.strerror or exc}", path=p) from None
-    with f:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LabelledSetError(f"cannot read: {exc}", path=p) from None
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
         state_cols = columns["state"].split("+")

@@ -12,7 +12,7 @@ import hashlib
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ import numpy as np
 from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ..policy import Rule
 from ..questions import Choice, Noul, Score
+from ..state import canonical_json
 from .block import CalibrationBlock, Calibrator, QuestionCalibration
 from .dataset import LabelledSet
 from .metrics import choice_metrics, noul_metrics, score_metrics
@@ -27,10 +28,6 @@ from .run import RunResult
 
 AnswerT = NoulAnswer | ChoiceAnswer | ScoreAnswer
 Transform = Callable[[str, AnswerT], AnswerT]
-
-
-def kind_of(q: Noul | Choice | Score) -> str:
-    return q.type
 
 
 @dataclass
@@ -42,6 +39,7 @@ class QuestionData:
     ids: list[str] = field(default_factory=list)
     answers: list[AnswerT] = field(default_factory=list)
     labels: list[Any] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # id + state, so "the same items" means the same content
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -49,7 +47,7 @@ class QuestionData:
     def take(self, keep: set[str]) -> QuestionData:
         rows = [i for i, x in enumerate(self.ids) if x in keep]
         return QuestionData(self.qid, self.kind, [self.ids[i] for i in rows], [self.answers[i] for i in rows],
-                            [self.labels[i] for i in rows])
+                            [self.labels[i] for i in rows], [self.keys[i] for i in rows])
 
     def mapped(self, transform: Transform | None) -> list[AnswerT]:
         return self.answers if transform is None else [transform(self.qid, a) for a in self.answers]
@@ -95,11 +93,8 @@ def question_data(dataset: LabelledSet, run: RunResult, qid: str) -> QuestionDat
         qd.ids.append(item.id)
         qd.answers.append(ans)
         qd.labels.append(item.labels[qid])
+        qd.keys.append(item.id + "\x00" + canonical_json(item.state))
     return qd if qd is not None else QuestionData(qid, "noul")
-
-
-def labelled_ids(dataset: LabelledSet) -> list[str]:
-    return [it.id for it in dataset.items]
 
 
 def split_ids(ids: Iterable[str], fraction: float, seed: int) -> tuple[set[str], set[str]]:
@@ -108,7 +103,7 @@ def split_ids(ids: Iterable[str], fraction: float, seed: int) -> tuple[set[str],
         raise ValueError(f"the fit share must be within (0, 1), got {fraction}")
     ordered = sorted(set(ids))
     perm = np.random.default_rng(seed).permutation(len(ordered))
-    cut = int(round(fraction * len(ordered)))
+    cut = round(fraction * len(ordered))
     fit = {ordered[i] for i in perm[:cut]}
     return fit, set(ordered) - fit
 
@@ -133,8 +128,9 @@ def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], datase
     """(ids, p, y) for a rule: p the number it reads, y whether its `then` outcome is right.
 
     * `question:` a Noul → y is its label; a Choice `option` → y is "the label is that option";
-    * `any:` → p is the maximum over the flags, y is "some flag is labelled true" (items where
-      no flag is true and some are unlabelled are left out);
+    * `any:` → p is the maximum over the flags, y is "some flag is labelled true"; an item needs
+      a label for at least one flag, and a flag it does not label is read as false (sets often
+      label one flag an item; `fit_calibration` notes when it relies on this);
     * `choice:` → p is the winner's probability, y is "the winner is the labelled option".
     A gate is not modelled: thresholds are fitted on every item, gated or not.
     """
@@ -148,20 +144,17 @@ def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], datase
             continue
         got = run.answers[item.id].answers
 
-        def ans(qid: str) -> AnswerT:
+        def ans(qid: str, got: Mapping[str, AnswerT] = got) -> AnswerT:
             a = got[qid]
             return transform(qid, a) if transform else a
 
         if rule.any is not None:
             if not all(q in got for q in rule.any):
                 continue
-            labs = [item.labels.get(q) for q in rule.any]
-            if any(v is True for v in labs):
-                y = True
-            elif all(v is False for v in labs):
-                y = False
-            else:
+            labs = [item.labels[q] for q in rule.any if q in item.labels]
+            if not labs:
                 continue
+            y = any(v is True for v in labs)
             p = max(_value(ans(q)) for q in rule.any)
         elif rule.choice is not None:
             if rule.choice not in item.labels or rule.choice not in got:
@@ -183,7 +176,7 @@ def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], datase
 
 def transform_of(calibrators: Mapping[str, Calibrator]) -> Transform:
     """The policy's transform for a set of fitted calibrators (the same code the rubric runs)."""
-    block = CalibrationBlock(model="-", fitted_at=datetime.now(timezone.utc), data_hash="-", n=0,
+    block = CalibrationBlock(model="-", fitted_at=datetime.now(UTC), data_hash="-", n=0,
                              policy_fingerprint="-",
                              questions={q: QuestionCalibration(fingerprint="-", n=0, calibrator=c)
                                         for q, c in calibrators.items()})
@@ -215,7 +208,7 @@ def encode_answers(qd: QuestionData) -> dict[str, Any]:
             vals.append(keys.index(max(keys, key=lambda k: a.probabilities[k])))  # type: ignore[union-attr]
         raw = bytes(vals)
         enc = "bytes"
-    return {"n": len(qd), "ids": ids_hash(qd.ids), "encoding": enc,
+    return {"n": len(qd), "ids": ids_hash(qd.keys), "encoding": enc,
             "data": base64.b64encode(zlib.compress(raw, 9)).decode("ascii")}
 
 
@@ -248,5 +241,5 @@ def correct_in_id_order(qd: QuestionData, answers: np.ndarray) -> np.ndarray:
 
 
 __all__ = ["QuestionData", "RuleNotFittable", "correct_in_id_order", "current_answers", "decode_answers",
-           "encode_answers", "ids_hash", "kind_of", "labelled_ids", "question_data", "rule_data", "split_ids",
+           "encode_answers", "ids_hash", "question_data", "rule_data", "split_ids",
            "transform_of"]

@@ -12,12 +12,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import numpy as np
 
 from ..errors import InputError
+from ..policy import NEXT
 from ..rubric import Rubric, question_fingerprint
 from .block import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
 from .calibrators import TemperatureCalibrator, fit_noul_calibrator
@@ -43,7 +44,8 @@ WARN_LABELS = 200
 STORED_KEYS = ("n", "accuracy", "accuracy_ci", "brier", "brier_ci", "log_loss", "log_loss_ci", "ece", "ece_ci",
                "ece_adaptive", "ece_adaptive_ci", "auroc", "auroc_ci", "top1", "top1_ci", "mae", "mae_ci",
                "kappa", "kappa_ci", "kappa_quadratic")
-ZONE_KEYS = ("n", "automated", "errors", "automation_rate", "automation_rate_ci", "review_rate", "error_rate",
+ZONE_KEYS = ("n", "automated", "errors", "automation_rate", "automation_rate_ci", "review_rate", "review_rate_ci",
+             "error_rate",
              "error_rate_ci", "cost_per_item", "cost_per_item_ci")
 
 
@@ -89,7 +91,7 @@ def check_counts(counts: Mapping[str, int], questions: Mapping[str, Any]) -> lis
     if not any(n >= MIN_LABELS for n in counts.values()):
         raise InputError(f"no question has labels to calibrate against (need at least {MIN_LABELS})")
     for q, n in sorted(counts.items()):
-        if n < WARN_LABELS:
+        if 0 < n < WARN_LABELS:
             msg = (f"question {q!r} has only {n} labels (< {WARN_LABELS}): the fit will be noisy and the "
                    f"intervals wide")
             warnings.warn(msg, CalibrationDataWarning, stacklevel=3)
@@ -111,13 +113,6 @@ def _fit_question(qd: QuestionData, method: str, seed: int) -> tuple[Calibrator 
         return (est.to_block() if est is not None else None), None
     dists, _, idx = qd.dists()
     return TemperatureCalibrator().fit(dists, idx).to_block(), None
-
-
-def _rule_threshold(rubric: Rubric, rule_id: str) -> float:
-    for r in rubric.policy.rules:
-        if r.id == rule_id:
-            return r.high
-    return 0.5
 
 
 def noul_threshold(rules: list[Any], qid: str, overrides: Mapping[str, tuple[float, float]] | None = None) -> float:
@@ -168,14 +163,25 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
             continue
         if rule.gate is not None:
             notes.append(f"rule {rule.id!r} has a gate; its thresholds were fitted on every item, gated or not")
+        if rule.any is not None:
+            partial = sum(1 for it in dataset.items if 0 < sum(q in it.labels for q in rule.any) < len(rule.any))
+            if partial:
+                notes.append(f"rule {rule.id!r}: {partial} item(s) label only some of its flags {rule.any}; "
+                              f"the unlabelled flags are read as false")
         if len(ids_f) < MIN_LABELS // 2 or len(np.unique(y_f)) < 2:
             notes.append(f"rule {rule.id!r}: {len(ids_f)} labelled items in the fit split "
                          f"{'(one class only) ' if len(ids_f) else ''}— thresholds kept as written")
             continue
+        no_band = rule.review == NEXT  # the band passes the item on: one cut, no review zone
+        if no_band and options.method != "cost":
+            notes.append(f"rule {rule.id!r} has no review band (review: next); a target error needs one: "
+                         f"thresholds kept as written")
+            continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             if options.method == "cost":
-                est: Any = CostThresholds(options.costs, options.capacity).fit(p_f, y_f)
+                capacity = 0.0 if no_band else options.capacity
+                est: Any = CostThresholds(options.costs, capacity).fit(p_f, y_f)
                 params: dict[str, Any] = {"costs": {"act": options.costs.act, "refuse": options.costs.refuse,
                                                     "review": options.costs.review},
                                           "expected_cost_fit": round(est.cost_, 6)}
@@ -219,7 +225,7 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
     model = max(set(models), key=models.count) if models else run.model
     block = CalibrationBlock(
         model=model,
-        fitted_at=datetime.now(timezone.utc).replace(microsecond=0),
+        fitted_at=datetime.now(UTC).replace(microsecond=0),
         data_hash=dataset.hash,
         n=len(dataset),
         policy_fingerprint=rubric.policy_fingerprint(),

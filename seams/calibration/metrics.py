@@ -49,7 +49,6 @@ def _binned_gap(conf: Array, hit: Array, bins: Array) -> Array:
     nb = int(bins.max()) + 1 if bins.size else 1
     flat = (np.arange(rows)[:, None] * nb + bins).ravel()
     size = rows * nb
-    cnt = np.bincount(flat, minlength=size).reshape(rows, nb)
     sc = np.bincount(flat, weights=conf.ravel().astype(float), minlength=size).reshape(rows, nb)
     sh = np.bincount(flat, weights=hit.ravel().astype(float), minlength=size).reshape(rows, nb)
     return np.abs(sh - sc).sum(axis=1) / n
@@ -121,6 +120,11 @@ def cohen_kappa(pred: Array, y: Array, n_classes: int, weights: str | None = Non
         with np.errstate(invalid="ignore", divide="ignore"):
             out = np.where(den <= 1e-12, 1.0, 1 - num / den)
     return out if rows > 1 else out[0]
+
+
+def _ratio(num: Array, den: Array) -> Array:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.maximum(den, 1), np.nan)
 
 
 def prf(pred: Array, y: Array) -> tuple[float, float, float]:
@@ -215,16 +219,24 @@ def _clean(v: Any) -> Any:
 
 def noul_metrics(p: Sequence[float], y: Sequence[bool], *, threshold: float = 0.5, n_bins: int = DEFAULT_BINS,
                  n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> dict[str, Any]:
-    """Metrics of yes/no probabilities `p` against labels `y`; yes means p ≥ `threshold`."""
+    """Metrics of yes/no probabilities `p` against labels `y`.
+
+    Accuracy and κ read the most likely answer (yes when p ≥ 0.5), so they compare before and
+    after recalibration; precision, recall and F1 read yes as p ≥ `threshold`, the cut in force
+    (a rule's `high`).
+    """
     p = np.asarray(p, float)
     yb = np.asarray(y, bool)
     yf = yb.astype(float)
     n = p.size
-    pred = p >= threshold
+    pred = p >= 0.5
     out: dict[str, Any] = {"n": n, "positives": int(yb.sum()), "threshold": threshold}
     _with_ci(out, "accuracy", lambda i: accuracy(pred[i], yb[i]), n, n_boot, seed)
-    precision, recall, f1 = prf(pred, yb)
-    out.update(precision=precision, recall=recall, f1=f1)
+    cut = p >= threshold
+    _with_ci(out, "precision", lambda i: _ratio((cut[i] & yb[i]).sum(-1), cut[i].sum(-1)), n, n_boot, seed)
+    _with_ci(out, "recall", lambda i: _ratio((cut[i] & yb[i]).sum(-1), yb[i].sum(-1)), n, n_boot, seed)
+    _with_ci(out, "f1", lambda i: _ratio(2 * (cut[i] & yb[i]).sum(-1), cut[i].sum(-1) + yb[i].sum(-1)), n, n_boot,
+             seed)
     _with_ci(out, "brier", lambda i: brier(p[i], yf[i]), n, n_boot, seed)
     _with_ci(out, "log_loss", lambda i: log_loss(p[i], yf[i]), n, n_boot, seed)
     _with_ci(out, "ece", lambda i: ece(p[i], yf[i], n_bins), n, n_boot, seed)
@@ -273,7 +285,9 @@ def choice_metrics(dists: Sequence[Sequence[float]], names: Sequence[Sequence[st
     per: dict[str, Any] = {}
     for c, ci in cidx.items():
         pr, rc, f1 = prf(pred_c == ci, lab_c == ci)
-        per[c] = {"support": int((lab_c == ci).sum()), "precision": pr, "recall": rc, "f1": f1}
+        tp, pp, ap = int(np.sum((pred_c == ci) & (lab_c == ci))), int(np.sum(pred_c == ci)), int(np.sum(lab_c == ci))
+        per[c] = {"support": ap, "precision": pr, "precision_ci": list(clopper_pearson(tp, pp)) if pp else None,
+                  "recall": rc, "recall_ci": list(clopper_pearson(tp, ap)) if ap else None, "f1": f1}
     out["per_class"] = per
     f1s = [v["f1"] for v in per.values() if v["support"] and v["f1"] == v["f1"]]
     out["macro_f1"] = float(np.mean(f1s)) if f1s else None
@@ -360,6 +374,7 @@ def zone_metrics(p: Sequence[float], y: Sequence[bool], high: float, low: float,
         "automation_rate": m / n if n else None,
         "automation_rate_ci": list(clopper_pearson(m, n, confidence)) if n else None,
         "review_rate": float(band.mean()) if n else None,
+        "review_rate_ci": list(clopper_pearson(int(band.sum()), n, confidence)) if n else None,
         "error_rate": k / m if m else None,
         "error_rate_ci": list(clopper_pearson(k, m, confidence)) if m else None,
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import html
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +133,7 @@ ZONE_ROWS = ("n", "high", "low", "automation_rate", "review_rate", "automated", 
 
 
 def _page(title: str, parts: list[str]) -> str:
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"
             f"<p class='muted'>generated {when} by seams; intervals are 95 % (bootstrap for metrics, "
@@ -145,7 +145,7 @@ def calibration_report(result: Any, rubric: Any, dataset: Any, out_dir: str | Pa
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     block = result.block
-    parts = [
+    parts = [(
         "<table>"
         f"<tr><td>rubric</td><td>{html.escape(rubric.name)} v{html.escape(rubric.version)} "
         f"({html.escape(str(rubric.path or ''))})</td></tr>"
@@ -154,7 +154,7 @@ def calibration_report(result: Any, rubric: Any, dataset: Any, out_dir: str | Pa
         f"<tr><td>split</td><td>{len(result.fit_ids)} fit · {len(result.report_ids)} held out "
         f"(seed {block.metrics['split']['seed']})</td></tr>"
         f"<tr><td>threshold method</td><td>{html.escape(block.metrics['method'])}</td></tr></table>"
-    ]
+    )]
     if result.notes:
         parts.append("<ul>" + "".join(f"<li class='note'>{html.escape(n)}</li>" for n in result.notes) + "</ul>")
     parts.append("<h2>Questions (held-out split)</h2>")
@@ -178,12 +178,17 @@ def calibration_report(result: Any, rubric: Any, dataset: Any, out_dir: str | Pa
         params = ", ".join(f"{k}={v}" for k, v in rr["params"].items())
         t = block.thresholds[rid]
         target = ""
-        if t.method == "target-error" and rr["heldout"].get("error_rate_ci"):
-            ci = rr["heldout"]["error_rate_ci"]
-            target = (f"<p>target error {t.params['target_error']} at {t.params['confidence']:.0%} confidence: "
-                      f"held-out error rate on automated decisions <b>{rr['heldout']['error_rate']:.4f}</b> "
-                      f"[{ci[0]:.4f}, {ci[1]:.4f}] over {rr['heldout']['automated']} automated items "
-                      f"({rr['heldout']['automation_rate']:.1%} automated)</p>")
+        if t.method == "target-error":
+            h = rr["heldout"]
+            target = (f"<p>target error {t.params['target_error']} at {t.params['confidence']:.0%} confidence"
+                      f"{'' if t.params.get('guaranteed', True) else ' (not guaranteed: capacity overrode it)'}: ")
+            if h.get("error_rate_ci"):
+                ci = h["error_rate_ci"]
+                target += (f"held-out error rate on automated decisions <b>{h['error_rate']:.4f}</b> "
+                           f"[{ci[0]:.4f}, {ci[1]:.4f}] over {h['automated']} automated items "
+                           f"({h['automation_rate']:.1%} automated)</p>")
+            else:
+                target += "no held-out item was automated (the labels cannot support the target)</p>"
         parts.append(f"<h3>rule {html.escape(rid)} <span class='muted'>{t.method}: high {t.high}, low {t.low}"
                      f"</span></h3><p class='muted'>{html.escape(params)}</p>{target}"
                      + _table(ZONE_ROWS, {"as written (raw, held out)": rr["as_written"], "fit split": rr["fit"],
@@ -198,8 +203,8 @@ def eval_report(evaluation: Mapping[str, Any], qdata: Mapping[str, tuple[Questio
     """Write `index.html` and one PNG per question for `seams eval`; return the HTML path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    parts = [f"<p>model {html.escape(evaluation['model'])} · {evaluation['n_items']} items · data hash "
-             f"{evaluation['data_hash']} · calibration applied: {evaluation['calibrated']}</p>"]
+    parts = [(f"<p>model {html.escape(evaluation['model'])} · {evaluation['n_items']} items · data hash "
+              f"{evaluation['data_hash']} · calibration applied: {evaluation['calibrated']}</p>")]
     for qid, m in evaluation["questions"].items():
         qd, transform = qdata[qid]
         curves = {"judge": confidence_and_hits(qd)}

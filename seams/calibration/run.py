@@ -13,7 +13,7 @@ import asyncio
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from ..answers import Answers
 from ..errors import JudgeError
@@ -47,7 +47,7 @@ class _Progress:
                                  TimeRemainingColumn(), console=Console(stderr=True), transient=False)
             self._task = self._bar.add_task(label, total=total)
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> Self:
         if self._bar is not None:
             self._bar.start()
         return self
@@ -56,7 +56,7 @@ class _Progress:
         if self._bar is not None:
             self._bar.advance(self._task, k)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
 

@@ -74,12 +74,11 @@ def stability(dataset: LabelledSet, judge: Any, *, runs: int = 3, reorders: int 
         if n:
             out["questions"][qid] = {"n": n, "sd_mean": float(np.mean(spreads)), "sd_max": float(np.max(spreads)),
                                      "unstable_rate": unstable / n}
-    rng = random.Random(seed)
     base = results[0]
     for qid in qids:
         flips, total = 0, 0
         for how in range(reorders):
-            def qf(item: LabelledItem, how: int = how) -> Mapping[str, QuestionT]:
+            def qf(item: LabelledItem, how: int = how, qid: str = qid) -> Mapping[str, QuestionT]:
                 qs = dataset.questions_for(item)
                 q = qs.get(qid)
                 return {qid: _reordered(q, how, random.Random(f"{seed}:{how}:{item.id}"))} if isinstance(q, Choice) else {}
@@ -98,7 +97,6 @@ def stability(dataset: LabelledSet, judge: Any, *, runs: int = 3, reorders: int 
         if total:
             out["questions"].setdefault(qid, {})["reorder_flip_rate"] = flips / total
             out["questions"][qid]["reorder_n"] = total
-    del rng
     return out
 
 

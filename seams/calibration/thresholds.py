@@ -27,8 +27,6 @@ from sklearn.exceptions import NotFittedError
 
 from .metrics import Costs, cp_upper
 
-_CLIP = 1e-9
-
 
 class ThresholdWarning(UserWarning):
     """A threshold fit met a limit: the target cannot be reached, or capacity overrides it."""
@@ -86,42 +84,51 @@ class CostThresholds(_ZoneEstimator):
     Parameters
     ----------
     costs:
-        A wrong automatic act, a wrong automatic refusal, a human look. Only ratios matter. When a
+        A wrong automatic act, a wrong automatic refusal, a human look (None: `Costs()`, 1, 1 and
+        0.1). Only ratios matter; with `capacity=0` the review cost plays no part (one cut). When a
         look costs at least c_act·c_ref/(c_act + c_ref) the band vanishes: one cut, no review.
     capacity:
         The largest share of items the band may send to review (None: no cap).
     """
 
-    def __init__(self, costs: Costs = Costs(), capacity: float | None = None) -> None:
+    def __init__(self, costs: Costs | None = None, capacity: float | None = None) -> None:
         self.costs = costs
         self.capacity = capacity
 
     def fit(self, p: Sequence[float], y: Sequence[bool]) -> CostThresholds:
         p, y = _check(p, y)
-        c = self.costs
+        c = self.costs if self.costs is not None else Costs()
         if self.capacity is not None and not 0 <= self.capacity <= 1:
             raise ValueError(f"capacity is a share of items within [0, 1], got {self.capacity}")
         n = p.size
-        order = np.argsort(np.clip(p, _CLIP, 1 - _CLIP), kind="stable")
-        ps, ys = np.clip(p, _CLIP, 1 - _CLIP)[order], y[order]
+        order = np.argsort(p, kind="stable")
+        ps, ys = p[order], y[order]
         neg_suffix = np.concatenate([np.cumsum((~ys)[::-1])[::-1], [0]])  # label false among ps[i:]
         pos_prefix = np.concatenate([[0], np.cumsum(ys)])  # label true among ps[:j]
         cut = np.arange(n + 1)
         f = c.act * neg_suffix - c.review * (n - cut)  # acting on ps[i:]
         g = c.refuse * pos_prefix - c.review * cut  # refusing ps[:j]
         allowed = np.ones(n + 1, bool)
-        allowed[1:n] = ps[:-1] < ps[1:]
+        allowed[1:n] = ps[:-1] < ps[1:]  # ties never straddle a cut
         f = np.where(allowed, f, np.inf)
         g = np.where(allowed, g, np.inf)
+        if ps[-1] >= 1.0:
+            f[n] = np.inf  # p = 1 always acts (p ≥ high for every high ≤ 1)
+        act_all = f[0] + g[0]  # high = 0 acts on everything, whatever low is
+        if ps[0] <= 0.0:
+            g[0] = np.inf  # otherwise p = 0 always refuses (p ≤ low for every low ≥ 0)
         k = n if self.capacity is None else int(np.floor(self.capacity * n + 1e-9))
         total = f + _sliding_min(g, k)
         i = int(np.argmin(total))
-        lo_j = max(0, i - k)
-        window = g[lo_j : i + 1]
-        j = lo_j + int(np.flatnonzero(window == window.min())[-1])
+        if act_all <= total[i]:
+            i, j, best = 0, 0, act_all
+        else:
+            lo_j = max(0, i - k)
+            window = g[lo_j : i + 1]
+            j, best = lo_j + int(np.flatnonzero(window == window.min())[-1]), total[i]
         self.high_ = _cut(ps, i, 0.0, 1.0)
         self.low_ = min(_cut(ps, j, 0.0, 1.0), self.high_)
-        self.cost_ = float((total[i] + c.review * n) / n)
+        self.cost_ = float((best + c.review * n) / n)
         self.n_ = n
         return self
 
@@ -242,7 +249,7 @@ def _fixed_sequence(pval: np.ndarray, level: float, start: int) -> int:
         return -1
     passed = pval[start:] <= level
     n = int(np.argmin(passed)) if not passed.all() else passed.size
-    return start + n - 1
+    return start + n - 1 if n else -1
 
 
 def _first_testable(m: np.ndarray, target: float, level: float) -> int:

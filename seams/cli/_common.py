@@ -11,11 +11,13 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..errors import InputError, JudgeError, SeamsError
 
 console = Console()
-err_console = Console(stderr=True)
+# Errors are never wrapped (a path or a message split over lines is hard to grep).
+err_console = Console(stderr=True, soft_wrap=True)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -54,6 +56,8 @@ def read_state(text: str | None, file: Path | None, as_json: bool) -> Any:
         raw = sys.stdin.read() if text == "-" else text
     elif not sys.stdin.isatty():
         raw = sys.stdin.read()
+        if not raw.strip():
+            raise InputError("no state: stdin was empty; give --state TEXT, --state-file PATH, or pipe a state in")
     else:
         raise InputError("no state: give --state TEXT, --state-file PATH, or pipe it on stdin")
     if not as_json:
@@ -70,13 +74,13 @@ def errors_to_exit(judge_exit: int = EXIT_FAILED) -> Iterator[None]:
     try:
         yield
     except InputError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False, markup=True)
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
     except JudgeError as exc:
-        err_console.print(f"[red]judge failed:[/red] {type(exc).__name__}: {exc}", highlight=False)
+        err_console.print(f"[red]judge failed:[/red] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
         raise typer.Exit(judge_exit) from None
     except SeamsError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
 
 
@@ -90,5 +94,5 @@ def fmt_p(p: float | None) -> str:
 
 Emit = Callable[[Any], None]
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "console", "err_console", "errors_to_exit", "fmt_p",
+__all__ = ["EXIT_FAILED", "escape", "EXIT_OK", "EXIT_USAGE", "console", "err_console", "errors_to_exit", "fmt_p",
            "make_judge", "print_json", "read_state"]

@@ -13,7 +13,7 @@ from ..decision import Decision
 from ..errors import InputError
 from ..questions import Choice, Noul, Score
 from . import app
-from ._common import EXIT_FAILED, console, errors_to_exit, fmt_p, make_judge, print_json, read_state
+from ._common import EXIT_FAILED, console, errors_to_exit, escape, fmt_p, make_judge, print_json, read_state
 
 
 def _load_rubric(ref: str):
@@ -96,18 +96,18 @@ def _print_answers(answers: Answers) -> None:
     for col in ("question", "type", "answer", "detail"):
         table.add_column(col)
     for qid, a in answers.answers.items():
-        table.add_row(qid, *_answer_cells(a))
+        table.add_row(*(escape(c) for c in (qid, *_answer_cells(a))))
     console.print(table)
     if answers.windows > 1:
         console.print(f"[yellow]the state was longer than the model's window: judged in {answers.windows} windows[/yellow]")
 
 
 def _print_decision(d: Decision) -> None:
-    table = Table(title=f"{d.rubric} v{d.rubric_version} ({d.model}, {d.latency_ms:.1f} ms)")
+    table = Table(title=escape(f"{d.rubric} v{d.rubric_version} ({d.model}, {d.latency_ms:.1f} ms)"))
     for col in ("question", "type", "answer", "detail"):
         table.add_column(col)
     for qid, a in d.answers.items():
-        table.add_row(qid, *_answer_cells(a))
+        table.add_row(*(escape(c) for c in (qid, *_answer_cells(a))))
     console.print(table)
     colour = {"act": "green", "refuse": "red", "review": "yellow"}[d.kind]
     why = "no rule decided: default" if d.rule is None else f"rule {d.rule}"
@@ -115,6 +115,6 @@ def _print_decision(d: Decision) -> None:
         why += f", {d.question}{'=' + d.option if d.option else ''} p={fmt_p(d.probability)} ({d.zone}, threshold {fmt_p(d.threshold)})"
     if d.error:
         why += f"; judge error: {d.error}"
-    console.print(f"decision: [bold {colour}]{d.outcome}[/bold {colour}] ({d.kind}) — {why}", highlight=False)
+    console.print(f"decision: [bold {colour}]{escape(d.outcome)}[/bold {colour}] ({d.kind}) — {escape(why)}", highlight=False)
     if d.windows > 1:
         console.print(f"[yellow]the state was judged in {d.windows} windows[/yellow]")

@@ -296,7 +296,7 @@ def stability(
     from ..calibration.stability import stability as measure
 
     with errors_to_exit():
-        r, ds = _load(None if rubric == "-" else rubric, data, columns)
+        _, ds = _load(None if rubric == "-" else rubric, data, columns)
         j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)  # never cached: retest must ask
         out = measure(ds, j, runs=runs, reorders=reorders, seed=seed, concurrency=concurrency,
                       progress=not (quiet or as_json))

@@ -35,6 +35,7 @@ def lint(
     fail_on: Annotated[str | None, typer.Option(help="Exit 1 on findings at or above this severity: error, warning or note. Default: [tool.seams.lint] fail-on, else error.")] = None,
     baseline: Annotated[Path | None, typer.Option(help="A baseline file: findings it lists are accepted, not reported.")] = None,
     write_baseline: Annotated[Path | None, typer.Option(help="Write every current finding to this baseline file and exit 0.")] = None,
+    show_unsure: Annotated[bool, typer.Option("--show-unsure", help="Also report units the judge is unsure about (between a rule's thresholds) as notes.")] = False,
     rule: Annotated[list[str] | None, typer.Option("--rule", "-r", help="Run only this rule id (repeatable).")] = None,
     cache: Annotated[Path | None, typer.Option(help=f"Answer cache (SQLite). Default: [tool.seams.lint] cache, else {DEFAULT_CACHE} under the project root.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not cache answers.")] = False,
@@ -45,8 +46,18 @@ def lint(
 
     Deterministic checks run first; only what they cannot decide goes to the judge.
     """
-    from ..lint import FORMATS, SEVERITY_RANK, Baseline, changed_lines, find_pyproject, git_root, lint as run_lint
-    from ..lint import load_rules, read_config, render
+    from ..lint import (
+        FORMATS,
+        SEVERITY_RANK,
+        Baseline,
+        changed_lines,
+        find_pyproject,
+        git_root,
+        load_rules,
+        read_config,
+        render,
+    )
+    from ..lint import lint as run_lint
 
     code = EXIT_USAGE
     with errors_to_exit():
@@ -70,10 +81,7 @@ def lint(
             root = git_root(cwd)
             changed = changed_lines(diff, cwd, targets)
         else:
-            try:
-                root = git_root(cwd)
-            except Exception:  # not a repository: paths relative to the config's folder
-                pass
+            root = _repo_root_or(cwd, root)
         accepted = None
         baseline_path = baseline or cfg.baseline
         if baseline_path is not None and write_baseline is None:
@@ -85,12 +93,15 @@ def lint(
             if not no_cache:
                 from ..judges.cache import CachedJudge
 
-                the_judge = CachedJudge(the_judge, cache or cfg.cache or root / DEFAULT_CACHE)
+                cache_path = cache or cfg.cache or root / DEFAULT_CACHE
+                if cache is None and cfg.cache is None:
+                    _ignore_folder(cache_path.parent)
+                the_judge = CachedJudge(the_judge, cache_path)
         progress = _progress() if sys.stderr.isatty() and fmt == "text" else None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = run_lint(targets, rules, judge=the_judge, root=root, changed=changed,
-                              exclude=cfg.exclude, baseline=accepted, progress=progress)
+                              exclude=cfg.exclude, baseline=accepted, progress=progress, show_unsure=show_unsure)
         for w in {str(w.message) for w in caught}:
             err_console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
         if write_baseline is not None:
@@ -107,6 +118,26 @@ def lint(
                 sys.stdout.flush()
             code = EXIT_FAILED if result.failing(fail_on or cfg.fail_on or "error") else EXIT_OK
     raise typer.Exit(code)
+
+
+def _ignore_folder(folder: Path) -> None:
+    """Create the default cache folder with a `.gitignore` of `*`, as pytest does for its cache,
+    so the answer cache never shows up as an untracked file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / ".gitignore"
+    if not marker.exists():
+        marker.write_text("# created by seams lint: the answer cache is not for version control\n*\n")
+
+
+def _repo_root_or(cwd: Path, fallback: Path) -> Path:
+    """The git root, so finding paths match what CI shows; outside a repository, `fallback`."""
+    from ..errors import InputError
+    from ..lint import git_root
+
+    try:
+        return git_root(cwd)
+    except InputError:
+        return fallback
 
 
 def _usage(message: str) -> Exception:

@@ -23,7 +23,7 @@ def models(
             from ..judges.local import LocalJudge
 
             lj = LocalJudge()
-            rows = [{"name": lj.model_id, "description": "shipped local model", "release_date": None}]
+            rows = [{"name": lj.model_id, "description": lj.description, "release_date": lj.release_date}]
         else:
             from ..judges.remote import RemoteJudge
 

@@ -9,7 +9,7 @@ import typer
 
 from ..errors import RubricError
 from . import app
-from ._common import EXIT_FAILED, EXIT_USAGE, console, err_console, print_json
+from ._common import EXIT_FAILED, EXIT_USAGE, console, err_console, escape, print_json
 
 rubric_app = typer.Typer(help="Work with rubric files.", no_args_is_help=True)
 app.add_typer(rubric_app, name="rubric")
@@ -49,12 +49,12 @@ def check(
                 cal = "calibrated" if res["calibrated"] else "not calibrated"
                 if res["stale"]:
                     cal = "calibration stale: " + "; ".join(res["stale"])
-                console.print(f"[green]ok[/green]   {res['file']}: {res['name']} v{res['version']} "
+                console.print(f"[green]ok[/green]   {escape(res['file'])}: {res['name']} v{res['version']} "
                               f"({res['questions']} questions, {res['rules']} rules, {cal}) hash {res['hash']}",
                               highlight=False)
             else:
-                err_console.print(f"[red]fail[/red] {res['error'] if res['error'] != 'no such file' else res['file'] + ': no such file'}",
-                                  highlight=False)
+                msg = res["error"] if res["error"] != "no such file" else f"{res['file']}: no such file"
+                err_console.print(f"[red]fail[/red] {escape(msg)}", highlight=False)
     if missing:
         raise typer.Exit(EXIT_USAGE)
     if invalid:

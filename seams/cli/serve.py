@@ -7,6 +7,7 @@ server gracefully: in-flight requests finish, then the process exits 0.
 
 from __future__ import annotations
 
+import ipaddress
 import signal
 import socket
 import sys
@@ -15,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from ..errors import InputError
 from . import app
 from ._common import EXIT_USAGE, err_console, errors_to_exit, make_judge
 
@@ -29,6 +31,7 @@ def serve(
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Largest request body accepted, compressed or decoded; larger ones get 413.")] = 4 * 1024 * 1024,
     judge: Annotated[str, typer.Option(help="'local', or the base URL of another System One server to front.")] = "local",
     upstream_key: Annotated[str | None, typer.Option(envvar="TYPESAFE_API_KEY", show_default=False, help="Bearer key for an upstream --judge URL.")] = None,
+    alias: Annotated[list[str] | None, typer.Option(help="Another model name to answer to, beside jev-latest and the model's id (repeatable).")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")] = "warning",
 ) -> None:
     """Serve System One (POST /v1/systemone, GET /v1/models) over the local model or another judge."""
@@ -42,8 +45,12 @@ def serve(
         raise typer.Exit(EXIT_USAGE) from None
 
     with errors_to_exit():
+        if judge != "local" and (model_dir is not None or threads is not None):
+            raise InputError("--model-dir and --threads are for the local judge; drop them with --judge URL")
+        if api_key and not api_key.strip():
+            raise InputError("the API key is blank; unset SEAMS_API_KEY to serve without a key")
         the_judge = make_judge(judge, api_key=upstream_key, model_dir=model_dir, threads=threads)
-    asgi = create_app(the_judge, api_key=api_key or None, max_body_bytes=max_body_bytes)
+    asgi = create_app(the_judge, api_key=api_key or None, max_body_bytes=max_body_bytes, model_names=alias or ())
 
     try:
         sock = _bind(host, port)
@@ -55,6 +62,9 @@ def serve(
     auth = "Bearer key required" if api_key else "no key required"
     print(f"seams serve: {the_judge.model_id} on http://{shown}:{bound} ({auth}); Ctrl-C stops",
           file=sys.stderr, flush=True)
+    if not api_key and not _loopback(host):
+        print(f"seams serve: warning: listening on {host} without a key; anyone who can reach it can use it "
+              "(set SEAMS_API_KEY)", file=sys.stderr, flush=True)
 
     config = uvicorn.Config(asgi, log_level=log_level, access_log=log_level in ("info", "debug"),
                             timeout_graceful_shutdown=10, lifespan="off")
@@ -70,6 +80,13 @@ def serve(
         signal.signal(signal.SIGTERM, previous)
         sock.close()
     print("seams serve: stopped", file=sys.stderr, flush=True)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -36,4 +36,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["CachedJudge", "Cassette", "Judge", "LocalJudge", "RemoteJudge", "SyncJudge", "default_judge", "is_moving_alias"]
+__all__ = [
+    "CachedJudge",
+    "Cassette",
+    "Judge",
+    "LocalJudge",
+    "RemoteJudge",
+    "SyncJudge",
+    "default_judge",
+    "is_moving_alias",
+]

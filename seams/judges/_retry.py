@@ -62,7 +62,7 @@ class RetryPolicy:
     max_retries
         Retries after the first attempt; 0 disables retrying.
     backoff_initial, backoff_max
-        The exponential ceiling of the n-th wait is `backoff_initial · 2ⁿ`, capped at
+        The exponential ceiling of the n-th wait is `backoff_initial · 2ⁿ⁻¹`, capped at
         `backoff_max`; the wait itself is drawn uniformly below it (full jitter).
     total_budget
         Seconds for the whole call: every attempt and every wait. An attempt's own timeout is
@@ -87,7 +87,7 @@ class RetryPolicy:
     def backoff(self, retry: int) -> float:
         """The wait before retry number `retry` (1 for the first), with full jitter."""
         ceiling = min(self.backoff_max, self.backoff_initial * 2 ** (retry - 1))
-        return random.uniform(0.0, ceiling)  # noqa: S311 - jitter, not cryptography
+        return random.uniform(0.0, ceiling)
 
     def start(self) -> Attempts:
         return Attempts(self, time.monotonic())
@@ -96,7 +96,7 @@ class RetryPolicy:
 class Attempts:
     """The state of one call's tries: how many so far and how much budget is left."""
 
-    __slots__ = ("policy", "started", "deadline", "count")
+    __slots__ = ("count", "deadline", "policy", "started")
 
     def __init__(self, policy: RetryPolicy, started: float) -> None:
         self.policy = policy

@@ -43,7 +43,7 @@ def estimate_tokens(text: str) -> int:
 class WireQuestion:
     """A validated question with its wire JSON and estimated size, computed once."""
 
-    __slots__ = ("question", "wire", "json", "tokens")
+    __slots__ = ("json", "question", "tokens", "wire")
 
     def __init__(self, question: AnyQuestion) -> None:
         self.question = question

@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from ..answers import Answers, Usage, parse_answer
 from ..errors import ConfigError, ProtocolError
@@ -75,7 +75,14 @@ class CachedJudge:
     which a moving alias can cause; see `ttl`).
     """
 
-    def __init__(self, judge: Judge, path: str | os.PathLike[str], *, ttl: float | None = None, busy_timeout: float = 30.0):
+    def __init__(
+        self,
+        judge: Judge,
+        path: str | os.PathLike[str],
+        *,
+        ttl: float | None = None,
+        busy_timeout: float = 30.0,
+    ):
         self._judge = judge
         self._path = Path(path)
         self._ttl = ttl
@@ -112,7 +119,9 @@ class CachedJudge:
         if conn is not None and self._local.pid == os.getpid():
             return conn
         try:
-            conn = sqlite3.connect(self._path, timeout=self._busy_ms / 1000, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                self._path, timeout=self._busy_ms / 1000, isolation_level=None, check_same_thread=False
+            )
             conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -135,10 +144,12 @@ class CachedJudge:
                 pass
         self._local = threading.local()
 
-    def __enter__(self) -> CachedJudge:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     # ------------------------------------------------------------------ reading and writing
@@ -203,17 +214,32 @@ class CachedJudge:
         return hits, misses, served, windows
 
     def _rows(self, keys: dict[str, str], fresh: Answers) -> list[tuple[str, str, str, str, int, float]]:
+        missing = [qid for qid in keys if qid not in fresh.answers]
+        if missing:
+            raise ProtocolError(f"judge {self._judge!r} gave no answer for {missing}; nothing was cached")
         now = time.time()
         model_id = self._judge.model_id
         return [
-            (keys[qid], model_id, fresh.model, json.dumps(a.model_dump(mode="json"), allow_nan=False), fresh.windows, now)
+            (
+                keys[qid],
+                model_id,
+                fresh.model,
+                json.dumps(a.model_dump(mode="json"), allow_nan=False),
+                fresh.windows,
+                now,
+            )
             for qid, a in fresh.answers.items()
             if qid in keys
         ]
 
     @staticmethod
     def _assemble(
-        qs: dict[str, Any], hits: dict[str, Any], served: set[str], windows: int, fresh: Answers | None, started: float
+        qs: dict[str, Any],
+        hits: dict[str, Any],
+        served: set[str],
+        windows: int,
+        fresh: Answers | None,
+        started: float,
     ) -> Answers:
         answers = {qid: (hits[qid] if qid in hits else fresh.answers[qid]) for qid in qs}  # type: ignore[union-attr]
         models = set(served)

@@ -39,7 +39,9 @@ FORMAT_VERSION = 1
 
 
 def _request_key(model: str, state: Any, wired: Mapping[str, WireQuestion]) -> str:
-    return canonical_json({"model": model, "state": state, "questions": {qid: w.wire for qid, w in wired.items()}})
+    return canonical_json(
+        {"model": model, "state": state, "questions": {qid: w.wire for qid, w in wired.items()}}
+    )
 
 
 class Cassette:
@@ -82,7 +84,9 @@ class Cassette:
         elif self._path.exists():
             self._load()
         elif mode == "replay":
-            raise CassetteError(f"cassette {self._path} does not exist; record it first with mode='record' or 'auto'")
+            raise CassetteError(
+                f"cassette {self._path} does not exist; record it first with mode='record' or 'auto'"
+            )
         self._model_id = model_id or (judge.model_id if judge is not None else self._only_model())
 
     @property
@@ -115,13 +119,17 @@ class Cassette:
                 continue
             try:
                 rec = json.loads(line)
-                key = canonical_json({"model": rec["model"], "state": rec["state"], "questions": rec["questions"]})
-                rec["answers"]["answers"]  # noqa: B018 - shape check
+                key = canonical_json(
+                    {"model": rec["model"], "state": rec["state"], "questions": rec["questions"]}
+                )
+                rec["answers"]["answers"]
             except (ValueError, KeyError, TypeError) as e:
                 if n == len(lines):  # a torn final line (no newline after it): a crash mid-write
                     self._torn_at = start  # cut off before the next append
                     continue
-                raise CassetteError(f"{self._path}:{n}: not a cassette interaction ({type(e).__name__}: {e})") from None
+                raise CassetteError(
+                    f"{self._path}:{n}: not a cassette interaction ({type(e).__name__}: {e})"
+                ) from None
             self._records[key] = rec
 
     def _only_model(self) -> str:
@@ -133,7 +141,9 @@ class Cassette:
         return models[0]
 
     def _append(self, rec: dict[str, Any]) -> None:
-        line = (json.dumps(rec, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+        line = (json.dumps(rec, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode(
+            "utf-8"
+        )
         with self._lock:
             fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
@@ -212,4 +222,4 @@ class Cassette:
         return answers
 
 
-__all__ = ["Cassette", "FORMAT_VERSION"]
+__all__ = ["FORMAT_VERSION", "Cassette"]

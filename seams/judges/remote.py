@@ -24,18 +24,21 @@ Deliberate leniency, where the protocol only says SHOULD: a JSON body under a no
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
+import math
 import os
 import re
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, Self
 from urllib.parse import urlsplit
 
 import httpx
+import zstandard
 
 from .. import __version__
 from ..answers import Answers, Usage, parse_answers
@@ -66,6 +69,12 @@ KEYED_HOSTS = ("typesafe.ai", "openrouter.ai")
 SYSTEM_ONE_PATH = "/v1/systemone"
 MODELS_PATH = "/v1/models"
 REQUEST_ID_HEADER = "x-typesafe-request-id"
+#: Bodies under this size fit one TCP segment; compressing them saves nothing (the SDK's rule).
+MIN_COMPRESSED_BODY = 1024
+_COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
+    "zstd": lambda data: zstandard.ZstdCompressor().compress(data),
+    "gzip": lambda data: gzip.compress(data, compresslevel=6),
+}
 
 _MOVING = re.compile(r"(^|[-_.])(latest|preview|beta|nightly)$")
 
@@ -98,7 +107,9 @@ def warn_if_moving_alias(model: str, *, rubric: str | None = None, stacklevel: i
 
 
 def _reject_constant(name: str) -> NoReturn:
-    raise ProtocolError(f"response body contains {name}, which is not JSON (System One forbids NaN and Infinity)")
+    raise ProtocolError(
+        f"response body contains {name}, which is not JSON (System One forbids NaN and Infinity)"
+    )
 
 
 _loads = json.JSONDecoder(parse_constant=_reject_constant).decode
@@ -125,7 +136,9 @@ def read_response(content: bytes, questions: Mapping[str, Any]) -> tuple[str, di
         raise ProtocolError(f"response body is a JSON {type(body).__name__}, not an object")
     missing = [k for k in ("model", "answers", "usage") if k not in body]
     if missing:
-        raise ProtocolError(f"response is missing {', '.join(missing)} (System One requires model, answers and usage)")
+        raise ProtocolError(
+            f"response is missing {', '.join(missing)} (System One requires model, answers and usage)"
+        )
     model = body["model"]
     if not isinstance(model, str) or not model:
         raise ProtocolError(f"response model is {model!r}, not a non-empty string")
@@ -178,13 +191,23 @@ def _error_body(response: httpx.Response) -> Any:
         return content.decode("utf-8", "replace")
 
 
-def status_error(response: httpx.Response) -> APIStatusError:
-    """The typed error for a non-200 response (before any retry decision)."""
+def status_error(response: httpx.Response) -> APIStatusError | JudgeTimeout:
+    """The typed error for a non-200 response (before any retry decision).
+
+    408 is the server timing out on the request, so it ends as a `JudgeTimeout` like a timeout
+    of our own; every other status is an `APIStatusError` subclass carrying status and body.
+    """
     status = response.status_code
     body = _error_body(response)
     reason = response.reason_phrase or "error"
     message = _message(body, reason)
-    kw: dict[str, Any] = {"status_code": status, "body": body, "request_id": response.headers.get(REQUEST_ID_HEADER)}
+    kw: dict[str, Any] = {
+        "status_code": status,
+        "body": body,
+        "request_id": response.headers.get(REQUEST_ID_HEADER),
+    }
+    if status == 408:
+        return JudgeTimeout(f"HTTP 408: {message}")
     if status in (401, 403):
         return AuthenticationError(f"{message} (check the API key)", **kw)
     if status == 404:
@@ -211,6 +234,20 @@ def _with_attempts(error: SeamsError, attempts: Attempts) -> SeamsError:
     return error
 
 
+def _timeout_error(
+    method: str, url: httpx.URL, exc: Exception, last: SeamsError | None, cut_by_budget: bool
+) -> SeamsError:
+    """The error to keep after an attempt timed out.
+
+    When the attempt only had the budget's last sliver and the server had already answered with
+    an error status (a 529, a 429), that answer is the real reason the call failed: keep it,
+    rather than reporting a timeout the budget itself caused.
+    """
+    if cut_by_budget and isinstance(last, APIStatusError):
+        return last
+    return JudgeTimeout(f"{method} {url} timed out: {type(exc).__name__}")
+
+
 def _budget_error(attempts: Attempts, last: SeamsError | None) -> SeamsError:
     if last is not None and not isinstance(last, TransportError):
         return last
@@ -224,7 +261,7 @@ def _budget_error(attempts: Attempts, last: SeamsError | None) -> SeamsError:
 class _Prepared:
     """One validated request: encoded state, wired questions, and how they split into requests."""
 
-    __slots__ = ("state_json", "wired", "groups")
+    __slots__ = ("groups", "state_json", "wired")
 
     def __init__(self, state: Any, questions: Mapping[str, Any]) -> None:
         self.wired: dict[str, WireQuestion] = prepare_questions(questions)
@@ -291,6 +328,10 @@ class RemoteJudge:
         whoever creates a client closes it.
     headers
         Extra headers for every request.
+    compression
+        ``"zstd"`` or ``"gzip"`` to compress request bodies of 1 KiB and more (long states), as
+        the official SDK does with zstd; off by default, because not every System One server
+        decodes compressed bodies (TypeSafe and `seams serve` do; `jevcompat mock` does not).
     """
 
     def __init__(
@@ -308,6 +349,7 @@ class RemoteJudge:
         http_client: httpx.Client | None = None,
         async_http_client: httpx.AsyncClient | None = None,
         headers: Mapping[str, str] | None = None,
+        compression: Literal["zstd", "gzip"] | None = None,
     ) -> None:
         self._model = (model or os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL).strip()
         base = (base_url or os.environ.get(BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL).rstrip("/")
@@ -325,7 +367,7 @@ class RemoteJudge:
             )
         if key is not None and (not key.isascii() or not key.isprintable() or " " in key):
             raise ConfigError("the API key must be printable ASCII without whitespace")
-        if not (isinstance(timeout, (int, float)) and timeout > 0):
+        if not (isinstance(timeout, (int, float)) and 0 < timeout < math.inf):
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if not (isinstance(max_concurrency, int) and max_concurrency >= 1):
             raise ConfigError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
@@ -352,11 +394,23 @@ class RemoteJudge:
             hdrs["Authorization"] = f"Bearer {key}"
         hdrs.update(headers or {})
         self._headers = hdrs
+        if compression not in (None, "zstd", "gzip"):
+            raise ConfigError(f"compression must be 'zstd', 'gzip' or None, got {compression!r}")
+        self._compression = compression
+        # Normalised once, copied into each request; one set per body encoding.
+        self._header_objs = {None: httpx.Headers(hdrs)}
+        if compression is not None:
+            self._header_objs[compression] = httpx.Headers({**hdrs, "Content-Encoding": compression})
+        self._extensions = _timeouts(self._timeout)
         self._owns_client = http_client is None
-        self._client = http_client if http_client is not None else httpx.Client(headers=hdrs, timeout=self._timeout)
+        self._client = (
+            http_client if http_client is not None else httpx.Client(headers=hdrs, timeout=self._timeout)
+        )
         # Headers go on our own clients once; a caller's client gets them on each request.
         self._request_headers: dict[str, str] | None = None if self._owns_client else hdrs
-        self._transports = _transports_for(self._client, (self._url, self._models_url)) if self._owns_client else None
+        self._transports = (
+            _transports_for(self._client, (self._url, self._models_url)) if self._owns_client else None
+        )
         self._atransports: dict[httpx.URL, httpx.AsyncBaseTransport] | None = None
         self._user_aclient = async_http_client
         self._aclient: httpx.AsyncClient | None = async_http_client
@@ -403,6 +457,7 @@ class RemoteJudge:
         With `return_exceptions=True` a state that fails gives its `SeamsError` in its slot
         instead of failing the batch.
         """
+
         def one(state: Any) -> Any:
             try:
                 return self.ask(state, questions)
@@ -422,10 +477,17 @@ class RemoteJudge:
         (and, from conforming servers, `description` and `release_date`)."""
         return _read_models(self._send("GET", self._models_url, None).content)
 
+    def _encode(self, body: bytes | None) -> tuple[bytes | None, str | None]:
+        """The body as sent, compressed once for every attempt when asked and worth it."""
+        if self._compression is None or body is None or len(body) < MIN_COMPRESSED_BODY:
+            return body, None
+        return _COMPRESSORS[self._compression](body), self._compression
+
     def _send(self, method: str, url: httpx.URL, body: bytes | None) -> httpx.Response:
         """One call with retries; returns the 200 response or raises a typed error."""
         if self._closed:
             raise ConfigError("this RemoteJudge is closed")
+        body, encoding = self._encode(body)
         attempts = self._policy.start()
         last: SeamsError | None = None
         while True:
@@ -435,9 +497,9 @@ class RemoteJudge:
             attempts.count += 1
             advised: float | None = None
             try:
-                response = self._request(method, url, body, min(self._timeout, remaining))
+                response = self._request(method, url, body, min(self._timeout, remaining), encoding)
             except httpx.TimeoutException as e:
-                last = JudgeTimeout(f"{method} {url} timed out: {type(e).__name__}")
+                last = _timeout_error(method, url, e, last, remaining < self._timeout)
             except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
                 raise ConfigError(f"cannot reach {url}: {e}") from None
             except httpx.TransportError as e:
@@ -447,14 +509,16 @@ class RemoteJudge:
                     return response
                 last = status_error(response)
                 if response.status_code not in RETRY_STATUSES:
-                    raise last
+                    raise _with_attempts(last, attempts)
                 advised = retry_after_seconds(response.headers)
             wait = attempts.next_wait(advised)
             if wait is None:
                 raise _with_attempts(last, attempts)
             time.sleep(wait)
 
-    def _request(self, method: str, url: httpx.URL, body: bytes | None, timeout: float) -> httpx.Response:
+    def _request(
+        self, method: str, url: httpx.URL, body: bytes | None, timeout: float, encoding: str | None
+    ) -> httpx.Response:
         """One HTTP exchange, body read and connection released.
 
         On a client this judge created, the request goes straight to the transport httpx chose
@@ -465,8 +529,14 @@ class RemoteJudge:
         """
         transport = self._transports.get(url) if self._transports is not None else None
         if transport is None:
-            return self._client.request(method, url, content=body, headers=self._request_headers, timeout=timeout)
-        request = httpx.Request(method, url, content=body, headers=self._headers, extensions=_timeouts(timeout))
+            headers = self._request_headers
+            if encoding is not None:
+                headers = {**(headers or {}), "Content-Encoding": encoding}
+            return self._client.request(method, url, content=body, headers=headers, timeout=timeout)
+        ext = self._extensions if timeout == self._timeout else _timeouts(timeout)
+        request = httpx.Request(
+            method, url, content=body, headers=self._header_objs[encoding], extensions=ext
+        )
         response = transport.handle_request(request)
         try:
             response.read()
@@ -480,10 +550,12 @@ class RemoteJudge:
         if self._owns_client:
             self._client.close()
 
-    def __enter__(self) -> RemoteJudge:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     # ------------------------------------------------------------------ async
@@ -508,6 +580,7 @@ class RemoteJudge:
         self, states: Sequence[Any], questions: Mapping[str, Any], *, return_exceptions: bool = False
     ) -> list[Any]:
         """`aask` for many states concurrently (bounded by `max_concurrency`), in input order."""
+
         async def one(state: Any) -> Any:
             try:
                 return await self.aask(state, questions)
@@ -545,6 +618,7 @@ class RemoteJudge:
         if self._closed:
             raise ConfigError("this RemoteJudge is closed")
         client, semaphore, transports = self._async_state()
+        body, encoding = self._encode(body)
         async with semaphore:
             attempts = self._policy.start()
             last: SeamsError | None = None
@@ -555,9 +629,11 @@ class RemoteJudge:
                 attempts.count += 1
                 advised: float | None = None
                 try:
-                    response = await self._arequest(client, transports, method, url, body, min(self._timeout, remaining))
+                    response = await self._arequest(
+                        client, transports, method, url, body, min(self._timeout, remaining), encoding
+                    )
                 except httpx.TimeoutException as e:
-                    last = JudgeTimeout(f"{method} {url} timed out: {type(e).__name__}")
+                    last = _timeout_error(method, url, e, last, remaining < self._timeout)
                 except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
                     raise ConfigError(f"cannot reach {url}: {e}") from None
                 except httpx.TransportError as e:
@@ -567,7 +643,7 @@ class RemoteJudge:
                         return response
                     last = status_error(response)
                     if response.status_code not in RETRY_STATUSES:
-                        raise last
+                        raise _with_attempts(last, attempts)
                     advised = retry_after_seconds(response.headers)
                 wait = attempts.next_wait(advised)
                 if wait is None:
@@ -582,13 +658,19 @@ class RemoteJudge:
         url: httpx.URL,
         body: bytes | None,
         timeout: float,
+        encoding: str | None,
     ) -> httpx.Response:
         """Async mirror of `_request`."""
         transport = transports.get(url) if transports is not None else None
         if transport is None:
             headers = None if self._user_aclient is None else self._headers
+            if encoding is not None:
+                headers = {**(headers or {}), "Content-Encoding": encoding}
             return await client.request(method, url, content=body, headers=headers, timeout=timeout)
-        request = httpx.Request(method, url, content=body, headers=self._headers, extensions=_timeouts(timeout))
+        ext = self._extensions if timeout == self._timeout else _timeouts(timeout)
+        request = httpx.Request(
+            method, url, content=body, headers=self._header_objs[encoding], extensions=ext
+        )
         response = await transport.handle_async_request(request)
         try:
             await response.aread()
@@ -608,7 +690,7 @@ class RemoteJudge:
             except RuntimeError:  # its loop is gone; nothing is left open on it
                 pass
 
-    async def __aenter__(self) -> RemoteJudge:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -629,14 +711,16 @@ def _transports_for(client: Any, urls: Sequence[httpx.URL]) -> dict[httpx.URL, A
         return None
     try:
         return {url: pick(url) for url in urls}
-    except Exception:  # pragma: no cover - an httpx whose internals changed
+    except (AttributeError, TypeError, ValueError, httpx.HTTPError):  # pragma: no cover - changed internals
         return None
 
 
 def _read_models(content: bytes) -> list[dict[str, Any]]:
     body = _decode_json(content, "models response")
     models = body.get("models") if isinstance(body, dict) else None
-    if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("name"), str) for m in models):
+    if not isinstance(models, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("name"), str) for m in models
+    ):
         raise ProtocolError('models response must be {"models": [{"name": ..., ...}, ...]}')
     return models
 

@@ -33,7 +33,7 @@ def fingerprint(rule: str, unit: Unit, detail: str = "") -> str:
     """Stable across line shifts: rule, path, unit name, stripped text, and a detail (the
     message of a deterministic hit, so two hits in one unit stay apart)."""
     body = "\n".join(line.strip() for line in unit.text.splitlines() if line.strip())
-    raw = "\0".join([rule, unit.path, unit.name, body, detail])
+    raw = f"{rule}\0{unit.path}\0{unit.name}\0{body}\0{detail}"
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:24]
 
 

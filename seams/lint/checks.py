@@ -101,6 +101,8 @@ SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "Stripe live key": re.compile(r"\b[sr]k_live_[0-9A-Za-z]{16,}\b"),
     "Google API key": re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
     "API secret key": re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{32,}\b"),
+    "password in a URL": re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"'{}$<>]+:(?!password@|pass@|\*+@)[^/\s@\"'{}$<>]{4,}@"),
+    "bearer token": re.compile(r"\bBearer [A-Za-z0-9\-_.=+/]{20,}"),
 }
 _SECRET_NAME = re.compile(r"(?i)(pass(word|wd)?|pwd|secret|api_?key|apikey|access_?key|private_?key|token|credential)s?$")
 #: Names that hold a secret's *name* or location, not the secret.
@@ -233,10 +235,10 @@ def irreversible_migration(unit: Unit) -> list[Hit]:
             what = "has no downgrade" if down is None else "has a downgrade that restores nothing"
             hits.append(Hit(start, end, f"upgrade() drops with `{drops[0].func.attr}` and {what}"))  # type: ignore[attr-defined]
     for n in ast.walk(tree):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "RunPython":
-            if len(n.args) < 2 and not any(k.arg == "reverse_code" for k in n.keywords):
-                start, end = _abs(unit, n)
-                hits.append(Hit(start, end, "RunPython without reverse_code cannot be reversed"))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "RunPython" \
+                and len(n.args) < 2 and not any(k.arg == "reverse_code" for k in n.keywords):
+            start, end = _abs(unit, n)
+            hits.append(Hit(start, end, "RunPython without reverse_code cannot be reversed"))
     return hits
 
 

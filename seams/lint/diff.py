@@ -53,7 +53,7 @@ def parse_diff(text: str, root: Path) -> dict[Path, set[int]]:
                 current = None
                 continue
             name = _unquote(name)
-            name = name[2:] if name.startswith("b/") else name
+            name = name.removeprefix("b/")
             current = result.setdefault((root / name).resolve(), set())
         elif line.startswith("@@") and current is not None:
             m = _HUNK.match(line)

@@ -76,6 +76,8 @@ class LintResult:
     findings: list[Finding]
     rules: list[Rule]
     baselined: list[Finding] = field(default_factory=list)
+    #: Units the judge was unsure about (between a rule's thresholds), when not reported.
+    unsure: list[Finding] = field(default_factory=list)
     suppressed: int = 0
     files: int = 0
     units: int = 0
@@ -111,6 +113,7 @@ def lint(
     exclude: Sequence[str] = (),
     baseline: Baseline | None = None,
     progress: Progress | None = None,
+    show_unsure: bool = False,
 ) -> LintResult:
     """Lint `paths` (files or folders) with `rules`.
 
@@ -126,6 +129,10 @@ def lint(
         units whose lines it touches, are linted. None lints everything under `paths`.
     exclude
         Globs of relative paths never linted.
+    show_unsure
+        Report units the judge was unsure about (the band between a rule's thresholds) as
+        `note` findings. Off by default: on a weak judge the band can hold most units, and a
+        pull request should not drown in them; they are counted in `unsure` either way.
     """
     started = time.perf_counter()
     root = root.resolve()
@@ -168,7 +175,9 @@ def lint(
         result.judged = len(jobs)
     found.sort(key=lambda f: (f.path, f.start, f.rule, f.end))
     for f in found:
-        if baseline is not None and baseline.take(f.fingerprint):
+        if f.status == "review" and not show_unsure:
+            result.unsure.append(f)
+        elif baseline is not None and baseline.take(f.fingerprint):
             result.baselined.append(f)
         else:
             result.findings.append(f)

@@ -53,6 +53,7 @@ def summary(result: LintResult) -> dict[str, Any]:
         "units": result.units,
         "judged": result.judged,
         "checked": result.checked,
+        "unsure": len(result.unsure),
         "suppressed": result.suppressed,
         "baselined": len(result.baselined),
         "model": result.model,
@@ -70,8 +71,8 @@ def render_text(result: LintResult) -> str:
     judge = f"{s['judged']} asked of judge {result.model}" if result.model else "no judge asked (checks only)"
     lines.append(
         f"{head} in {s['files']} file(s), {s['units']} unit(s); {judge}, "
-        f"{s['checked']} decided by checks; {s['suppressed']} suppressed inline, {s['baselined']} accepted "
-        f"by the baseline; {s['elapsed_s']:.1f}s"
+        f"{s['checked']} decided by checks; {s['unsure']} unsure (not shown; --show-unsure lists them); "
+        f"{s['suppressed']} suppressed inline, {s['baselined']} accepted by the baseline; {s['elapsed_s']:.1f}s"
     )
     return "\n".join(lines) + "\n"
 

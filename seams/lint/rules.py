@@ -244,10 +244,10 @@ def load_rules(*, dirs: Sequence[Path] = (), config: LintConfig | None = None, b
         else:
             raise InputError(f"{where}: [tool.seams.lint.rules.{rid}] names no known rule and gives no `rubric`; "
                              f"known: {sorted(rules)}")
-    for key, ids in (("select", cfg.select or []), ("ignore", cfg.ignore)):
+    for key, ids in (("select (or --rule)", cfg.select or []), ("ignore", cfg.ignore)):
         unknown = sorted(set(ids) - set(rules))
         if unknown:
-            raise InputError(f"{where}: {key} names unknown rule(s) {unknown}; known: {sorted(rules)}")
+            raise InputError(f"{key} names unknown rule(s) {unknown}; known: {sorted(rules)}")
     chosen = [r for r in rules.values() if r.meta.enabled and r.id not in cfg.ignore]
     if cfg.select is not None:
         chosen = [r for r in chosen if r.id in cfg.select]

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from ..answers import Answers
 from ..decision import Decision
-from ..errors import JudgeError, RubricError, StateError
+from ..errors import CalibrationWarning, JudgeError, RubricError, StateError
+from ..judges.remote import warn_if_moving_alias
 from ..policy import RAISE, Verdict, evaluate
 from ..questions import Choice, Noul, Score
 from ..state import backtick_refs, canonical_json, check_state
@@ -32,10 +33,6 @@ def fingerprint(value: Any) -> str:
 
 def question_fingerprint(question: Noul | Choice | Score) -> str:
     return fingerprint(question.wire())
-
-
-class CalibrationWarning(UserWarning):
-    """A rubric's calibration does not apply to the judge it runs on."""
 
 
 class Rubric:
@@ -175,7 +172,8 @@ class Rubric:
             answers = judge.ask(state, self.spec.questions)
         except JudgeError as exc:
             return self._on_error(exc, judge, state, started, keep_state)
-        return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started))
+        return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started),
+                                   requested_model=getattr(judge, "model_id", None))
 
     async def adecide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False) -> Decision:
         """`decide` for async code: the judge's `aask`, never blocking the event loop."""
@@ -186,19 +184,24 @@ class Rubric:
             answers = await judge.aask(state, self.spec.questions)
         except JudgeError as exc:
             return self._on_error(exc, judge, state, started, keep_state)
-        return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started))
+        return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started),
+                                   requested_model=getattr(judge, "model_id", None))
 
-    def decide_answers(self, answers: Answers, *, state: Any = None, latency_ms: float | None = None) -> Decision:
+    def decide_answers(
+        self,
+        answers: Answers,
+        *,
+        state: Any = None,
+        latency_ms: float | None = None,
+        requested_model: str | None = None,
+    ) -> Decision:
         """Apply the policy to answers already in hand (replays, calibration, tests)."""
         cal = self.spec.calibration
+        # Staleness reads the model that answered (a served, versioned id); the alias warning
+        # reads the model that was asked for, since only that can silently move.
         calibrated = cal is not None and not self._stale(answers.model)
-        if calibrated and _moving_alias(answers.model):
-            warnings.warn(
-                f"rubric {self.name!r} is calibrated on {cal.model!r} but runs on the moving alias "  # type: ignore[union-attr]
-                f"{answers.model!r}: the model behind it can change without notice",
-                CalibrationWarning,
-                stacklevel=3,
-            )
+        if calibrated and requested_model is not None:
+            warn_if_moving_alias(requested_model, rubric=self.name, stacklevel=3)
         verdict: Verdict = evaluate(
             self.spec.policy,
             answers.answers,
@@ -254,14 +257,6 @@ class Rubric:
 
 def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
-
-
-def _moving_alias(model: str) -> bool:
-    try:
-        from ..judges.remote import is_moving_alias
-    except ImportError:  # pragma: no cover - remote judge always ships
-        return model.endswith("latest") or model.endswith("preview")
-    return is_moving_alias(model)
 
 
 def _default_judge() -> Judge:

@@ -127,6 +127,8 @@ def create_app(
     """
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be positive")
+    if api_key is not None and not api_key.strip():
+        raise ValueError("api_key is empty; pass None to serve without a key")
     names = list(dict.fromkeys([judge.model_id, JEV_LATEST, *model_names]))
     app = FastAPI(title="seams — System One", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.judge = judge

@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--run", type=Path, required=True)
     b.add_argument("--seed", type=int, default=13)
     b.add_argument("--scale", type=float, default=1.0, help="multiply every task's size")
+    b.add_argument("--weights", default="", help="per-task multipliers, e.g. contradiction=2,tool_gate=1.5")
 
     t = sub.add_parser("train", help="fine-tune the cross-encoder on the run's mixture")
     t.add_argument("--run", type=Path, required=True)
@@ -39,6 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--ckpt-every", type=int, default=200)
     t.add_argument("--limit-steps", type=int, default=None)
     t.add_argument("--resume", action="store_true")
+    t.add_argument("--head", choices=["cls", "mean"], default="cls",
+                   help="logit from the [CLS] pooler (cls) or from mean-pooled tokens (mean)")
+    t.add_argument("--warmup-steps", type=int, default=None)
+    t.add_argument("--init-from", type=Path, default=None,
+                   help="start from another run's final/ model (a second training phase) instead of the base")
 
     e = sub.add_parser("export", help="export ONNX, quantise to int8, parity-check, write config")
     e.add_argument("--run", type=Path, required=True)
@@ -54,13 +60,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "build":
         from .mixture import build_mixture, write_mixture
 
-        ex = build_mixture(args.data, seed=args.seed, scale=args.scale)
+        weights = {k: float(v) for k, v in (kv.split("=") for kv in args.weights.split(",") if kv)}
+        ex = build_mixture(args.data, seed=args.seed, scale=args.scale, weights=weights)
         digest = write_mixture(ex, args.run / "mixture.jsonl")
         tasks = Counter(x.task for x in ex)
         sources = Counter(f"{x.task}/{x.source}" for x in ex)
         pos = Counter(x.task for x in ex if x.label >= 0.5)
         info = {
-            "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "data": str(args.data),
+            "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "weights": weights,
+            "data": str(args.data),
             "tasks": dict(tasks.most_common()), "positives": dict(pos), "sources": dict(sorted(sources.items())),
             "wordings": dict(Counter(x.wording for x in ex)),
         }
@@ -72,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
 
         train(args.run / "mixture.jsonl", args.run, seed=args.seed, epochs=args.epochs, batch_size=args.batch_size,
               lr=args.lr, max_length=args.max_length, threads=args.threads, ckpt_every=args.ckpt_every,
-              resume=args.resume, limit_steps=args.limit_steps)
+              resume=args.resume, limit_steps=args.limit_steps, head=args.head,
+              warmup_steps=args.warmup_steps, init_from=args.init_from)
         return 0
     if args.cmd == "export":
         from .export import export

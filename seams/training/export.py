@@ -48,19 +48,10 @@ def _config(extra: dict[str, Any], choice_temperature: float = 1.0) -> dict[str,
 def export_onnx(final_dir: Path, onnx_path: Path) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
-    from transformers import AutoModelForSequenceClassification
 
-    model = AutoModelForSequenceClassification.from_pretrained(final_dir).eval()
+    from .train import load_trained
 
-    class Wrapped(torch.nn.Module):
-        def __init__(self, m: Any) -> None:
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).logits
-
-    w = Wrapped(model).eval()
+    w = load_trained(final_dir)
     ids = torch.ones((2, 16), dtype=torch.long)
     args = (ids, torch.ones_like(ids), torch.zeros_like(ids))
     dyn = {n: {0: "batch", 1: "sequence"} for n in INPUTS}
@@ -119,15 +110,16 @@ def run_session(sess: Any, encoded: list[dict[str, Any]], batch: int = 32) -> np
 
 def parity(final_dir: Path, fp32: Path, int8: Path, tokenizer_json: Path, pairs: list[tuple[str, str]]) -> dict[str, Any]:
     import torch
-    from transformers import AutoModelForSequenceClassification
+
+    from .train import load_trained
 
     enc = encode_pairs(tokenizer_json, pairs)
-    model = AutoModelForSequenceClassification.from_pretrained(final_dir).eval()
+    model = load_trained(final_dir)
     torch_logits = []
     with torch.no_grad():
         for x in enc:
             t = {k: torch.tensor([x[k]]) for k in INPUTS}
-            torch_logits.append(float(model(**t).logits.reshape(-1)[0]))
+            torch_logits.append(float(model(**t).reshape(-1)[0]))
     t = np.array(torch_logits)
     f = run_session(_session(fp32), enc)
     q = run_session(_session(int8), enc)
@@ -143,10 +135,11 @@ def parity(final_dir: Path, fp32: Path, int8: Path, tokenizer_json: Path, pairs:
 
 def fit_choice_temperature(int8: Path, tokenizer_json: Path, data: Path | None = None) -> dict[str, Any]:
     """Fit the Choice softmax temperature (NLL) on held-out tool/intent choices not used by the bench."""
+    import random
+
+    from ..judges.local.hypotheses import choice_hypotheses, state_text
     from .mixture import DEFAULT_DATA, _candidates, tool_items
     from .wordings import held_out_wordings, train_wordings
-    from ..judges.local.hypotheses import choice_hypotheses, state_text
-    import random
 
     data = data or DEFAULT_DATA
     rng = random.Random(99)

@@ -284,7 +284,7 @@ def _short(desc: str | None, words: int = 30) -> str | None:
 
 
 def _bfcl_items(data: Path, name: str) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in open(data / f"tools/bfcl/BFCL_v4_{name}.json", encoding="utf-8")]
+    return list(read_jsonl(data / f"tools/bfcl/BFCL_v4_{name}.json"))
 
 
 def _bfcl_request(item: dict[str, Any]) -> str:
@@ -335,8 +335,7 @@ def tool_items(data: Path, split: str, seed: int = 0) -> list[ToolItem]:
 def bfcl_eval(data: Path) -> tuple[list[ToolItem], list[ToolItem]]:
     """BFCL multiple (gold from possible_answer) and irrelevance (no tool fits)."""
     answers = {}
-    for line in open(data / "tools/bfcl/possible_answer/BFCL_v4_multiple.json", encoding="utf-8"):
-        a = json.loads(line)
+    for a in read_jsonl(data / "tools/bfcl/possible_answer/BFCL_v4_multiple.json"):
         answers[a["id"]] = next(iter(a["ground_truth"][0]))
     multiple = []
     for it in _bfcl_items(data, "multiple"):
@@ -438,9 +437,15 @@ DEFAULT_SIZES = {
 }
 
 
-def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0) -> list[Example]:
+def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
+                  weights: dict[str, float] | None = None) -> list[Example]:
+    """The shuffled training pairs. `scale` multiplies every task's size, `weights` single tasks'."""
     rng = random.Random(seed)
-    sizes = {k: max(1, int(v * scale)) for k, v in DEFAULT_SIZES.items()}
+    weights = weights or {}
+    unknown = sorted(set(weights) - set(DEFAULT_SIZES))
+    if unknown:
+        raise ValueError(f"unknown task(s) in weights: {unknown}; known: {sorted(DEFAULT_SIZES)}")
+    sizes = {k: max(0, int(v * scale * weights.get(k, 1.0))) for k, v in DEFAULT_SIZES.items()}
     ex: list[Example] = []
 
     def pick(task: str) -> Any:
@@ -526,8 +531,7 @@ def mixture_hash(examples: Iterable[Example]) -> str:
 def write_mixture(examples: list[Example], path: Path) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        for e in examples:
-            f.write(json.dumps(e.row(), ensure_ascii=False) + "\n")
+        f.writelines(json.dumps(e.row(), ensure_ascii=False) + "\n" for e in examples)
     return mixture_hash(examples)
 
 
@@ -566,9 +570,11 @@ def build_eval(data: Path = DEFAULT_DATA, seed: int = 5, per_task: int = 600) ->
 
     nli = nli_pairs(data, "eval")
     sample = _cap_sources(nli, lambda p: p.source, per_task // 3, rng)
-    sets["contradiction"] = [
-        (lambda w, p: _noul_eval("contradiction", p.source, w, w.state(p.a, p.b), p.label == "contradiction"))(
-            hw("contradiction"), p) for p in sample]
+    items = []
+    for p in sample:
+        w = hw("contradiction")
+        items.append(_noul_eval("contradiction", p.source, w, w.state(p.a, p.b), p.label == "contradiction"))
+    sets["contradiction"] = items
 
     mem = [p for p in memory_pairs(data, "eval") if p.label in ("restates", "corrects")
            and p.source in ("paws", "cf_snli")]
@@ -583,19 +589,20 @@ def build_eval(data: Path = DEFAULT_DATA, seed: int = 5, per_task: int = 600) ->
 
     rel = [r for r in relevance_pairs(data, "eval") if r[3] == "qnli"]
     rel = rng.sample(rel, min(len(rel), per_task))
-    sets["relevance"] = [
-        (lambda w, r: _noul_eval("relevance", r[3], w, w.state(r[0], r[1]), r[2], query=r[0], passage=r[1]))(
-            hw("relevance"), r) for r in rel]
-    evi = evidence_pairs(data, "eval")
-    sets["evidence_wice"] = [
-        (lambda w, r: _noul_eval("evidence", r[3], w, w.state(r[0], r[1]), r[2], query=r[0], passage=r[1]))(
-            hw("evidence"), r) for r in evi]
+    for name, task, rows in (("relevance", "relevance", rel), ("evidence_wice", "evidence", evidence_pairs(data, "eval"))):
+        items = []
+        for q_, passage, y, src in rows:
+            w = hw(task)
+            items.append(_noul_eval(task, src, w, w.state(q_, passage), y, query=q_, passage=passage))
+        sets[name] = items
 
     inj = injection_items(data, "eval", seed)
     inj = _cap_sources(inj, lambda r: r[3], per_task // 4, rng)
-    sets["injection"] = [
-        (lambda w, r: _noul_eval("injection", r[3], w, w.state(r[0], r[1]), r[2], text=r[0]))(hw("injection"), r)
-        for r in inj]
+    items = []
+    for text, task_text, y, src in inj:
+        w = hw("injection")
+        items.append(_noul_eval("injection", src, w, w.state(text, task_text), y, text=text))
+    sets["injection"] = items
 
     multiple, irrelevance = bfcl_eval(data)
     tw = W.held_out_wordings("tool_choice")

@@ -30,6 +30,59 @@ def base_model_dir() -> Path:
     return d
 
 
+class MeanPoolCrossEncoder:  # built lazily so that importing this module needs no torch
+    """BERT + mean pooling over the pair's tokens + one linear logit.
+
+    The base encoder was trained for mean-pooled sentence embeddings, so a mean-pooled head starts
+    from informative features instead of an untrained [CLS] pooler.
+    """
+
+    @staticmethod
+    def build(base: Path | str) -> Any:
+        import torch
+        from transformers import AutoModel
+
+        class _M(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.bert = AutoModel.from_pretrained(base, add_pooling_layer=False)
+                self.dropout = torch.nn.Dropout(0.1)
+                self.classifier = torch.nn.Linear(self.bert.config.hidden_size, 1)
+
+            def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+                h = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+                m = attention_mask.unsqueeze(-1).to(h.dtype)
+                pooled = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
+                return self.classifier(self.dropout(pooled))
+
+        return _M()
+
+
+def load_trained(final: Path) -> Any:
+    """The fine-tuned model of a run's `final/` directory, in eval mode, returning logits [B, 1]."""
+    import torch
+
+    meta = json.loads((final / "seams_head.json").read_text()) if (final / "seams_head.json").exists() else {}
+    if meta.get("head") == "mean":
+        m = MeanPoolCrossEncoder.build(base_model_dir())
+        m.load_state_dict(torch.load(final / "model.pt", map_location="cpu"))
+        return m.eval()
+    from transformers import AutoModelForSequenceClassification
+
+    hf = AutoModelForSequenceClassification.from_pretrained(final).eval()
+
+    class _W(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.m = hf
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).logits
+
+    return _W().eval()
+
+
 def make_batches(lengths: list[int], batch_size: int, seed: int, chunk: int = 50) -> list[list[int]]:
     rng = random.Random(seed)
     idx = list(range(len(lengths)))
@@ -58,11 +111,18 @@ def train(
     ckpt_every: int = 200,
     resume: bool = False,
     limit_steps: int | None = None,
+    head: str = "cls",
+    warmup_steps: int | None = None,
+    init_from: Path | None = None,
 ) -> Path:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        get_linear_schedule_with_warmup,
+    )
 
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -85,7 +145,12 @@ def train(
         schedule.extend(make_batches(lengths, batch_size, seed + ep) if ep else batches_per_epoch)
     total = len(schedule) if limit_steps is None else min(limit_steps, len(schedule))
 
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+    if head == "mean":
+        model = MeanPoolCrossEncoder.build(base)
+        if init_from is not None:
+            model.load_state_dict(torch.load(init_from / "model.pt", map_location="cpu"))
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(init_from or base, num_labels=1)
     no_decay = ("bias", "LayerNorm.weight")
     groups = [
         {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
@@ -93,7 +158,8 @@ def train(
         {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
     opt = torch.optim.AdamW(groups, lr=lr)
-    sched = get_linear_schedule_with_warmup(opt, int(warmup * total), total)
+    n_warm = warmup_steps if warmup_steps is not None else int(warmup * total)
+    sched = get_linear_schedule_with_warmup(opt, n_warm, total)
     step = 0
     ckpt = out / "checkpoint.pt"
     if resume and ckpt.exists():
@@ -107,7 +173,8 @@ def train(
     (out / "train_args.json").write_text(json.dumps({
         "mixture": str(mixture), "seed": seed, "epochs": epochs, "batch_size": batch_size, "lr": lr,
         "warmup": warmup, "weight_decay": weight_decay, "max_length": max_length, "steps": total,
-        "pairs": len(examples), "base": str(base),
+        "pairs": len(examples), "base": str(base), "head": head, "warmup_steps": n_warm,
+        "init_from": str(init_from) if init_from else None,
     }, indent=2))
 
     loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -120,7 +187,8 @@ def train(
         feats = tok.pad({k: [enc[k][i] for i in b] for k in ("input_ids", "attention_mask", "token_type_ids")},
                         return_tensors="pt")
         y = torch.tensor([labels[i] for i in b], dtype=torch.float32)
-        logits = model(**feats).logits.squeeze(-1)
+        out = model(**feats)
+        logits = (out if head == "mean" else out.logits).squeeze(-1)
         loss = loss_fn(logits, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -140,8 +208,13 @@ def train(
         if step % ckpt_every == 0 or step == total:
             _save_ckpt(torch, ckpt, model, opt, sched, step)
     final = out / "final"
-    model.save_pretrained(final)
+    final.mkdir(parents=True, exist_ok=True)
+    if head == "mean":
+        torch.save(model.state_dict(), final / "model.pt")
+    else:
+        model.save_pretrained(final)
     tok.save_pretrained(final)
+    (final / "seams_head.json").write_text(json.dumps({"head": head}))
     (out / "train_done.json").write_text(json.dumps({"steps": total, "wall_s_this_session": time.time() - t0}))
     print(f"done: {final}", flush=True)
     return final

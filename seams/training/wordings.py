@@ -346,13 +346,14 @@ class GateWording:
     false: str | None = None
     invert: bool = False
     held_out: bool = False
+    as_text: bool = False  # the roster as one string, a "name: description" line per tool
 
     def question(self) -> Noul:
         crit = NoulCriteria(true=self.true, false=self.false) if (self.true or self.false) else None
         return Noul(instructions=self.instructions, criteria=crit)
 
     def state(self, request: str, tools: list[str]) -> Any:
-        return {self.request_field: request, self.tools_field: tools}
+        return {self.request_field: request, self.tools_field: "\n".join(tools) if self.as_text else tools}
 
 
 TOOL_GATE = [
@@ -367,6 +368,11 @@ TOOL_GATE = [
     GateWording("gate-7", "Is the `user_message` out of scope for the `skills`?", "user_message", "skills",
                 invert=True),
     GateWording("gate-8", "A listed tool can answer the `question`.", "question", "toolbox"),
+    # the roster as one "name: description" line per tool, as the tool-selection rubric passes it
+    GateWording("gate-11", "Can any of the `tools` handle the `request`?", "request", "tools", as_text=True,
+                held_out=True),
+    GateWording("gate-12", "Does one of the `tools` do what the `request` asks?", "request", "tools", as_text=True,
+                true="a tool in the list serves the request", false="no tool in the list fits", held_out=True),
     GateWording("gate-9", "Is there a tool in `catalog` for the `task`?", "task", "catalog", held_out=True),
     GateWording("gate-10", "Can the `request` be served by any of the `options`?", "request", "options",
                 held_out=True),

@@ -49,6 +49,8 @@ DEFAULT_MAX_BATCH_TOKENS = 8192
 #: A state longer than this many tokens is refused instead of windowed into hundreds of runs;
 #: the same budget System One documents for a state (about 32k tokens).
 DEFAULT_MAX_STATE_TOKENS = 32768
+#: `ask_many` runs states in passes of about this many pairs, bounding its memory on bulk work.
+DEFAULT_MAX_PAIRS_PER_PASS = 4096
 _HYPOTHESIS_CACHE = 8192
 _ONNX_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 
@@ -69,6 +71,9 @@ class LocalJudge(SyncJudge):
         batches efficient; they never change an answer.
     max_state_tokens:
         The longest state accepted, in tokens. Longer ones are a `StateError` naming the limit.
+    max_pairs_per_pass:
+        `ask_many` plans and runs states in passes of about this many pairs, so bulk work over
+        many states holds one pass in memory. Like the batch limits, it never changes an answer.
     """
 
     def __init__(
@@ -79,9 +84,12 @@ class LocalJudge(SyncJudge):
         max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_state_tokens: int = DEFAULT_MAX_STATE_TOKENS,
+        max_pairs_per_pass: int = DEFAULT_MAX_PAIRS_PER_PASS,
     ) -> None:
-        if max_batch_size < 1 or max_batch_tokens < 1 or max_state_tokens < 1:
-            raise ConfigError("max_batch_size, max_batch_tokens and max_state_tokens must be positive")
+        if min(max_batch_size, max_batch_tokens, max_state_tokens, max_pairs_per_pass) < 1:
+            raise ConfigError(
+                "max_batch_size, max_batch_tokens, max_state_tokens and max_pairs_per_pass must be positive"
+            )
         if intra_op_threads is not None and intra_op_threads < 1:
             raise ConfigError(f"intra_op_threads must be at least 1, got {intra_op_threads}")
         self._dir = read_model_dir(model_dir)
@@ -101,6 +109,7 @@ class LocalJudge(SyncJudge):
         self.max_batch_size = max_batch_size
         self.max_batch_tokens = max_batch_tokens
         self.max_state_tokens = max_state_tokens
+        self.max_pairs_per_pass = max_pairs_per_pass
         self._cache: dict[str, Encoding] = {}
         self._cache_lock = threading.Lock()
 
@@ -144,8 +153,10 @@ class LocalJudge(SyncJudge):
         return self.ask_many([state], questions)[0]
 
     def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
-        """The same questions about many states, all pairs batched together: the bulk path.
+        """The same questions about many states: the bulk path.
 
+        The pairs of many states share batches (in passes of about `max_pairs_per_pass` pairs),
+        so a call over many short states runs full batches where one `ask` per state could not.
         Each `Answers.latency_ms` is the wall time of this whole call (the states share its runs).
         """
         t0 = time.perf_counter()
@@ -158,10 +169,23 @@ class LocalJudge(SyncJudge):
                 checked.append(check_state(state))
             except StateError as exc:
                 raise StateError(f"states[{i}]: {exc}") from None
-        plan = self._plan(checked, qs)
-        logits = self._run(plan.pairs)
+        hyp = self._question_hypotheses(qs)
+        # States are planned into passes of at most `max_pairs_per_pass` pairs, so a bulk call
+        # over thousands of states holds one pass of token arrays in memory, not all of them.
+        passes: list[tuple[_Plan, np.ndarray]] = []
+        plan = _Plan()
+        for i, state in enumerate(checked):
+            where = "the state" if len(checked) == 1 else f"states[{i}]"
+            self._plan_state(plan, i, state, hyp, where)
+            if len(plan.pairs) >= self.max_pairs_per_pass or i == len(checked) - 1:
+                passes.append((plan, self._run(plan.pairs)))
+                plan.pairs = []  # the lengths stay for usage; the token arrays can go
+                plan = _Plan()
         latency = (time.perf_counter() - t0) * 1000
-        return [self._answers(plan, i, qs, logits, latency) for i in range(len(checked))]
+        out = []
+        for done, logits in passes:
+            out += [self._answers(done, i, qs, logits, latency) for i in done.states]
+        return out
 
     async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
         """`ask_many` in a worker thread, so the event loop is never blocked."""
@@ -182,40 +206,45 @@ class LocalJudge(SyncJudge):
                 self._cache[text] = enc
         return enc
 
-    def _plan(self, states: list[Any], questions: dict[str, Question]) -> _Plan:
-        plan = _Plan()
-        hyp: dict[str, tuple[list[str], list[Encoding], int]] = {}
+    def _question_hypotheses(self, questions: dict[str, Question]) -> dict[str, _Hypotheses]:
+        """Each question's hypotheses, tokenised, and the window size its longest one leaves."""
+        out = {}
         for qid, question in questions.items():
             texts = hypotheses(question, self._templates)
             encs = [self._hypothesis(t) for t in texts]
-            size = window_size(
-                self.max_length, self._specials, [len(e.ids) for e in encs], f"question {qid!r}"
+            size = window_size(self.max_length, self._specials, [len(e.ids) for e in encs], f"question {qid!r}")
+            out[qid] = _Hypotheses(texts, encs, size)
+        return out
+
+    def _plan_state(self, plan: _Plan, i: int, state: Any, hyp: dict[str, _Hypotheses], where: str) -> None:
+        """Add every (hypothesis, window) pair of state `i` to `plan`."""
+        text = state_text(state)
+        whole = self._tokenizer.encode(text, add_special_tokens=False)
+        n = len(whole.ids)
+        if n > self.max_state_tokens:
+            raise StateError(
+                f"{where} is {n} tokens; this judge accepts at most {self.max_state_tokens} (max_state_tokens)"
             )
-            hyp[qid] = (texts, encs, size)
+        plan.states.append(i)
+        windows_by_size: dict[int, list[Encoding]] = {}
+        for qid, h in hyp.items():
+            if n <= h.size:
+                windows, key_size = [whole], -1
+            else:
+                if h.size not in windows_by_size:
+                    windows_by_size[h.size] = self._split(text, h.size)
+                windows, key_size = windows_by_size[h.size], h.size
+            plan.slots[(i, qid)] = [
+                [plan.pair(self._tokenizer, (t, i, key_size, w), enc, win) for w, win in enumerate(windows)]
+                for t, enc in zip(h.texts, h.encodings)
+            ]
+            plan.windows[(i, qid)] = len(windows)
+
+    def _plan(self, states: list[Any], questions: dict[str, Question]) -> _Plan:
+        """All pairs of `states` in one plan (for inspection; `ask_many` plans in passes)."""
+        plan, hyp = _Plan(), self._question_hypotheses(questions)
         for i, state in enumerate(states):
-            text = state_text(state)
-            whole = self._tokenizer.encode(text, add_special_tokens=False)
-            n = len(whole.ids)
-            if n > self.max_state_tokens:
-                where = "the state" if len(states) == 1 else f"states[{i}]"
-                raise StateError(
-                    f"{where} is {n} tokens; this judge accepts at most {self.max_state_tokens} "
-                    "(max_state_tokens)"
-                )
-            windows_by_size: dict[int, list[Encoding]] = {}
-            for qid, (texts, encs, size) in hyp.items():
-                if n <= size:
-                    windows, key_size = [whole], -1
-                else:
-                    if size not in windows_by_size:
-                        windows_by_size[size] = self._split(text, size)
-                    windows, key_size = windows_by_size[size], size
-                slots = [
-                    [plan.pair(self._tokenizer, (t, i, key_size, w), h, win) for w, win in enumerate(windows)]
-                    for t, h in zip(texts, encs)
-                ]
-                plan.slots[(i, qid)] = slots
-                plan.windows[(i, qid)] = len(windows)
+            self._plan_state(plan, i, state, hyp, f"states[{i}]")
         return plan
 
     def _split(self, text: str, size: int) -> list[Encoding]:
@@ -297,7 +326,7 @@ class LocalJudge(SyncJudge):
                 probs = combine_distribution(grid.T, self._config.score_temperature, "score")
                 score = ScoreAnswer.from_probabilities(probs.tolist(), question.levels)
                 answers[qid] = ScoreAnswer(**score.model_dump(), **extra) if extra else score
-        tokens = int(sum(len(plan.pairs[j][0]) for j in used))
+        tokens = int(sum(plan.lengths[j] for j in used))
         return Answers(
             model=self.model_id,
             answers=answers,
@@ -307,11 +336,20 @@ class LocalJudge(SyncJudge):
         )
 
 
+@dataclass(frozen=True)
+class _Hypotheses:
+    texts: list[str]
+    encodings: list[Encoding]
+    size: int  # tokens of state per window beside the longest hypothesis
+
+
 @dataclass
 class _Plan:
-    """The pairs of one call, deduplicated, and where each question's logits are."""
+    """The pairs of one pass, deduplicated, and where each question's logits are."""
 
+    states: list[int] = field(default_factory=list)
     pairs: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
     index: dict[tuple[str, int, int, int], int] = field(default_factory=dict)
     slots: dict[tuple[int, str], list[list[int]]] = field(default_factory=dict)
     windows: dict[tuple[int, str], int] = field(default_factory=dict)
@@ -323,6 +361,7 @@ class _Plan:
             enc = tokenizer.post_process(hyp, window, add_special_tokens=True)
             j = self.index[key] = len(self.pairs)
             self.pairs.append((np.asarray(enc.ids, dtype=np.int64), np.asarray(enc.type_ids, dtype=np.int64)))
+            self.lengths.append(len(enc.ids))
         return j
 
 
@@ -422,6 +461,7 @@ def _check_io(session: ort.InferenceSession, model_dir: ModelDir) -> dict[str, t
 __all__ = [
     "DEFAULT_MAX_BATCH_SIZE",
     "DEFAULT_MAX_BATCH_TOKENS",
+    "DEFAULT_MAX_PAIRS_PER_PASS",
     "DEFAULT_MAX_STATE_TOKENS",
     "LocalJudge",
 ]

@@ -1,0 +1,98 @@
+"""Build the labelled sets for the calibration runs in `calibration/snli-contradiction/` and
+`calibration/injection/` from the public data in /work/shared/data.
+
+    /work/venv/bin/python calibration/build_sets.py [--data /work/shared/data] [--check]
+
+* `snli-contradiction/set.jsonl` — SNLI dev pairs whose premise falls on the *evaluation* side of
+  the shipped model's training split (`seams.training.mixture.is_eval(premise, 0.15)`, the same
+  stable hash the trainer uses), so the model never trained on them. State
+  `{"statement_1": premise, "statement_2": hypothesis}`; label `contradiction` is true when SNLI's
+  gold label is "contradiction" (entailment and neutral are false).
+* `injection/set.jsonl` — deepset/prompt-injections and jailbreak-classification rows on the
+  evaluation side of the same split (`is_eval(text, 0.2)`). State: the text; label `injection`.
+
+The rubrics beside them ask in wordings the trainer holds out (`con-9`, `inj-11`), so a
+calibration run measures the model on items and wordings it has not seen. Deterministic: the same
+data gives byte-identical files (each well under 2 MB, so they are committed; `--check` rebuilds
+in memory and fails if a committed file differs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT.parent))
+
+from seams.training.mixture import is_eval
+
+MAX_BYTES = 2_000_000
+
+
+def snli(data: Path) -> list[dict[str, Any]]:
+    out = []
+    with open(data / "nli/snli_dev.jsonl", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            r = json.loads(line)
+            if r["label"] not in ("entailment", "neutral", "contradiction") or not is_eval(r["premise"], 0.15):
+                continue
+            out.append({"id": f"snli-dev-{lineno}",
+                        "state": {"statement_1": r["premise"], "statement_2": r["hypothesis"]},
+                        "labels": {"contradiction": r["label"] == "contradiction"}})
+    return out
+
+
+def injection(data: Path) -> list[dict[str, Any]]:
+    out = []
+    with open(data / "injection/deepset_train.jsonl", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            r = json.loads(line)
+            if is_eval(r["text"], 0.2):
+                out.append({"id": f"deepset-{lineno}", "state": r["text"], "labels": {"injection": r["label"] == 1}})
+    with open(data / "injection/jailbreak_train_balanced.csv", encoding="utf-8", newline="") as f:
+        for i, r in enumerate(csv.DictReader(f), start=2):
+            if is_eval(r["prompt"], 0.2):
+                out.append({"id": f"jailbreak-{i}", "state": r["prompt"][:1500],
+                            "labels": {"injection": r["type"] == "jailbreak"}})
+    return out
+
+
+def render(items: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(it, ensure_ascii=False, sort_keys=True) + "\n" for it in items)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Build the calibration runs' labelled sets.")
+    ap.add_argument("--data", type=Path, default=Path("/work/shared/data"))
+    ap.add_argument("--check", action="store_true", help="fail if a committed set differs from a rebuild")
+    args = ap.parse_args()
+    status = 0
+    for name, build in (("snli-contradiction", snli), ("injection", injection)):
+        built = build(args.data)
+        text = render(built)
+        path = ROOT / name / "set.jsonl"
+        size = len(text.encode("utf-8"))
+        if size > MAX_BYTES:
+            print(f"{path}: {size:,} bytes is over {MAX_BYTES:,}; not written", file=sys.stderr)
+            status = 1
+            continue
+        items = len(built)
+        positives = sum(any(v is True for v in it["labels"].values()) for it in built)
+        if args.check:
+            same = path.is_file() and path.read_text(encoding="utf-8") == text
+            print(f"{path}: {'up to date' if same else 'DIFFERS from a rebuild'}")
+            status |= 0 if same else 1
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"{path}: {items} items, {positives} positive, {size:,} bytes")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

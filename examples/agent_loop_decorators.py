@@ -1,0 +1,86 @@
+"""Decorators in a small agent loop, on the shipped model (no key, no network).
+
+    python examples/agent_loop_decorators.py
+
+Each user turn goes through three seams written as decorators around ordinary functions:
+
+* `@gate("escalation")` on the turn handler: a person takes over when the message needs one
+  (the fallback hands over instead of answering);
+* `@route("model-routing", choices=...)` picks the model tier for the answer by difficulty;
+* `@gate("confirm-before-act", queue=...)` before a side effect: an action that does not match
+  the request is refused, an uncertain or irreversible one waits in a SQLite review queue
+  (`Deferred` carries the item id) — a person resolves it, and the resolved items export as
+  labelled data for calibration.
+
+Every decision is appended to an audit log (JSON lines, no raw state).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from seams import AuditLog, Deferred, Refused, ReviewQueue, current_decision, gate, route
+
+workdir = Path(tempfile.mkdtemp(prefix="seams-agent-"))
+audit = AuditLog(workdir / "audit.jsonl")
+reviews = ReviewQueue(workdir / "reviews.db", capacity=50)
+
+
+@route("model-routing", state=lambda task, model=None: {"task": task},
+       choices={"small": "small-llm", "medium": "medium-llm", "strong": "strong-llm", "fallback": "strong-llm"},
+       audit=audit)
+def answer(task: str, model: str = "medium-llm") -> str:
+    """Answer with the routed model (a stand-in: it says which model would answer)."""
+    return f"[{model}] answering: {task}"
+
+
+@gate("confirm-before-act", state=lambda request, action: {"request": request, "action": action},
+      queue=reviews, audit=audit)
+def perform(request: str, action: str) -> str:
+    """Run a side effect (a stand-in that reports what it would do)."""
+    return f"done: {action}"
+
+
+def hand_over(message: str) -> str:
+    d = current_decision()
+    why = f"{d.question} {d.probability:.2f}" if d.probability is not None else (d.error or d.outcome)
+    return f"[handed to a person: {d.rule}: {why}]"
+
+
+@gate("escalation", state=lambda message: {"message": message, "context": "a travel booking assistant"},
+      on_refuse=hand_over, escalate=hand_over, audit=audit)
+def handle(message: str) -> str:
+    return answer(message)
+
+
+TURNS = [
+    ("Hi! What's a good time of year to visit Lisbon?", None),
+    ("Compare the total cost of three itineraries across two currencies and pick the cheapest.", None),
+    ("Cancel my hotel booking for next week.", "cancel hotel booking #4471"),
+    ("Show me my upcoming trips.", "delete all bookings of the account"),
+    ("This is the third time you got it wrong, get me a human now!", None),
+]
+
+
+def main() -> None:
+    for message, action in TURNS:
+        print(f"user: {message}")
+        print(f"  agent: {handle(message)}")
+        if action:
+            try:
+                print(f"  action: {perform(message, action)}")
+            except Deferred as d:
+                print(f"  action {action!r} waits for review (item {d.item_id})")
+            except Refused as r:
+                print(f"  action {action!r} refused: {r.decision.outcome} by {r.decision.rule}")
+    # a person works the queue; resolved items become labelled data
+    while (item := reviews.claim("reviewer@example.com")) is not None:
+        reviews.resolve(item.id, {"matches": "cancel" in item.state["action"]}, reviewer="reviewer@example.com")
+    n = reviews.export(workdir / "reviewed.jsonl")
+    print(f"\n{n} reviewed item(s) exported to {workdir / 'reviewed.jsonl'}; "
+          f"{sum(1 for _ in audit.read())} decisions in {audit.path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""Calibrators and threshold fitters on synthetic judges whose true probabilities are known."""
+
+import warnings
+from itertools import product
+
+import numpy as np
+import pytest
+from calibration_synth import NOUL_RUBRIC, SynthJudge, distort, noul_items
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from seams.calibration.calibrators import (
+    IsotonicCalibrator,
+    PlattCalibrator,
+    TemperatureCalibrator,
+    fit_noul_calibrator,
+)
+from seams.calibration.dataset import loads_jsonl
+from seams.calibration.fit import CalibrationDataWarning, FitOptions, fit_calibration
+from seams.calibration.metrics import Costs, ece
+from seams.calibration.run import run_set
+from seams.calibration.thresholds import (
+    CostThresholds,
+    TargetErrorThresholds,
+    ThresholdWarning,
+    bayes_thresholds,
+)
+from seams.errors import InputError
+from seams.rubric import Rubric
+
+
+def calibrated(n, seed=0, a=1.0, b=1.0):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(a, b, size=n)
+    return p, rng.uniform(size=n) < p
+
+
+# --------------------------------------------------------------------------- calibrators
+
+
+def test_platt_undoes_a_logit_distortion_and_the_block_applies_it_identically():
+    p, y = calibrated(20000, seed=1)
+    q = distort(p, 2.5, 0.5)  # overconfident and biased
+    est = PlattCalibrator().fit(q, y)
+    assert est.a_ == pytest.approx(1 / 2.5, abs=0.03) and est.b_ == pytest.approx(-0.5 / 2.5, abs=0.05)
+    assert ece(est.predict(q), y) < ece(q, y) / 3
+    block = est.to_block()
+    grid = np.linspace(0, 1, 101)
+    assert np.allclose([block.apply_p(v) for v in grid], est.predict(grid), atol=1e-5)
+
+
+def test_isotonic_is_monotone_and_the_block_applies_it_identically():
+    p, y = calibrated(5000, seed=2)
+    q = np.where(p < 0.5, p ** 2, 0.5 + 0.2 * (p - 0.5))  # monotone, but no logistic map undoes it
+    est = IsotonicCalibrator(max_points=40).fit(q, y)
+    assert np.all(np.diff(est.y_) >= 0) and len(est.x_) <= 40
+    grid = np.linspace(0, 1, 101)
+    block = est.to_block()
+    assert np.allclose([block.apply_p(v) for v in grid], est.predict(grid), atol=1e-5)
+    assert ece(est.predict(q), y) < ece(q, y) / 3
+    assert isinstance(fit_noul_calibrator(q, y, "auto"), IsotonicCalibrator)
+    assert isinstance(fit_noul_calibrator(q[:150], y[:150], "auto"), PlattCalibrator)  # too few for isotonic
+    assert fit_noul_calibrator(q, y, "none") is None
+
+
+def test_temperature_recovers_the_sharpening_and_copes_with_varying_options():
+    rng = np.random.default_rng(4)
+    dists, labels = [], []
+    for i in range(4000):
+        k = 2 + i % 4  # 2 to 5 options
+        d = rng.dirichlet(np.ones(k))
+        labels.append(int(rng.choice(k, p=d)))
+        s = d ** 3
+        dists.append(s / s.sum())  # the judge reports p^3: temperature 3 undoes it
+    est = TemperatureCalibrator().fit(dists, labels)
+    assert est.temperature_ == pytest.approx(3.0, rel=0.1)
+    block = est.to_block()
+    assert np.allclose(block.apply_dist(list(dists[0])), est.predict([dists[0]])[0], atol=1e-6)
+
+
+def test_platt_never_reads_a_judge_backwards():
+    rng = np.random.default_rng(11)
+    p = rng.uniform(size=400)
+    y = rng.uniform(size=400) < 1 - p  # answers run against the labels
+    est = PlattCalibrator().fit(p, y)
+    assert est.a_ == 0 and np.allclose(est.predict([0.1, 0.9]), y.mean())
+
+
+def test_calibrators_validate_their_inputs():
+    with pytest.raises(ValueError, match="both classes"):
+        PlattCalibrator().fit([0.2, 0.7], [True, True])
+    with pytest.raises(ValueError, match="within"):
+        PlattCalibrator().fit([0.2, 1.7], [True, False])
+    with pytest.raises(ValueError, match="outside"):
+        TemperatureCalibrator().fit([[0.5, 0.5]], [2])
+
+
+# --------------------------------------------------------------------------- cost thresholds
+
+
+def test_cost_thresholds_match_the_closed_form_on_a_calibrated_judge():
+    p, y = calibrated(200_000, seed=5)
+    costs = Costs(act=10, refuse=2, review=1)
+    assert bayes_thresholds(costs) == pytest.approx((0.9, 0.5))
+    est = CostThresholds(costs).fit(p, y)
+    assert est.high_ == pytest.approx(0.9, abs=0.03) and est.low_ == pytest.approx(0.5, abs=0.03)
+    assert set(np.unique(est.predict(p))) == {-1, 0, 1}
+
+
+def test_an_expensive_look_leaves_one_cut_at_the_cost_ratio():
+    p, y = calibrated(200_000, seed=6)
+    costs = Costs(act=5, refuse=1, review=2)  # a look costs more than c_act·c_ref/(c_act + c_ref)
+    star, _ = bayes_thresholds(costs)
+    assert star == pytest.approx(5 / 6)
+    est = CostThresholds(costs).fit(p, y)
+    assert est.high_ == est.low_ == pytest.approx(star, abs=0.03)
+    assert not np.any(est.predict(p) == 0)
+
+
+def test_capacity_caps_the_band():
+    p, y = calibrated(20_000, seed=7)
+    free = CostThresholds(Costs(10, 10, 1)).fit(p, y)
+    assert np.mean(free.predict(p) == 0) > 0.5
+    capped = CostThresholds(Costs(10, 10, 1), capacity=0.1).fit(p, y)
+    assert np.mean(capped.predict(p) == 0) <= 0.1
+    assert capped.cost_ >= free.cost_
+
+
+def _brute_force(p, y, costs, capacity):
+    cands = np.concatenate([[0.0, 1.0], (np.sort(np.unique(p))[:-1] + np.sort(np.unique(p))[1:]) / 2])
+    best = np.inf
+    for h, lo in product(cands, cands):
+        if lo > h:
+            continue
+        act, ref = p >= h, (p < h) & (p <= lo)
+        band = ~(act | ref)
+        if capacity is not None and band.sum() > np.floor(capacity * p.size + 1e-9):
+            continue
+        cost = costs.act * np.sum(act & ~y) + costs.refuse * np.sum(ref & y) + costs.review * band.sum()
+        best = min(best, cost / p.size)
+    return best
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.lists(st.tuples(st.sampled_from([0.0, 0.1, 0.25, 0.3, 0.5, 0.7, 0.8, 0.95, 1.0]), st.booleans()),
+                  min_size=1, max_size=14),
+    act=st.floats(0.1, 10), refuse=st.floats(0.1, 10), review=st.floats(0, 5),
+    capacity=st.one_of(st.none(), st.floats(0, 1)),
+)
+def test_the_linear_scan_finds_the_brute_force_minimum(data, act, refuse, review, capacity):
+    p = np.array([d[0] for d in data])
+    y = np.array([d[1] for d in data])
+    costs = Costs(act, refuse, review)
+    est = CostThresholds(costs, capacity).fit(p, y)
+    assert est.cost_ == pytest.approx(_brute_force(p, y, costs, capacity), abs=1e-9)
+    z = est.predict(p)
+    realised = (costs.act * np.sum((z == 1) & ~y) + costs.refuse * np.sum((z == -1) & y)
+                + costs.review * np.sum(z == 0)) / p.size
+    assert realised == pytest.approx(est.cost_, abs=1e-9)  # the cut-points do what the fit says
+
+
+# --------------------------------------------------------------------------- target error
+
+
+def test_target_error_on_a_calibrated_judge_stays_below_the_oracle():
+    # p ~ U(0, 1) calibrated: automating min(p, 1 − p) ≤ λ has error λ/2, so the oracle λ is 2α
+    p, y = calibrated(50_000, seed=8)
+    est = TargetErrorThresholds(target=0.1, delta=0.05).fit(p, y)
+    assert 0.16 <= est.lambda_ <= 0.2
+    assert est.high_ == pytest.approx(1 - est.lambda_) and est.low_ == pytest.approx(est.lambda_)
+    assert est.guaranteed_ and est.upper_bound_ <= 0.1
+
+
+def test_target_error_out_of_reach_sends_everything_to_review():
+    p, y = calibrated(40, seed=9)
+    with pytest.warns(ThresholdWarning, match="every item goes to review"):
+        est = TargetErrorThresholds(target=0.01, delta=0.05).fit(p, y)
+    assert (est.high_, est.low_) == (1.0, 0.0) and np.all(est.predict(p[p < 1]) == 0)
+
+
+def test_capacity_overrides_the_target_and_says_so():
+    p, y = calibrated(5000, seed=10)
+    with pytest.warns(ThresholdWarning, match="guarantee does not hold"):
+        est = TargetErrorThresholds(target=0.05, delta=0.05, capacity=0.2).fit(p, y)
+    assert not est.guaranteed_ and np.mean(est.predict(p) == 0) <= 0.2
+
+
+def _true_error(high, low, p_true, p_judge):
+    act, ref = p_judge >= high, (p_judge < high) & (p_judge <= low)
+    m = act.sum() + ref.sum()
+    return None if m == 0 else (np.sum(1 - p_true[act]) + np.sum(p_true[ref])) / m
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    target=st.sampled_from([0.05, 0.1, 0.2]),
+    k=st.floats(0.5, 3.0), b=st.floats(-1.0, 1.0),
+    shape=st.tuples(st.floats(0.3, 2.0), st.floats(0.3, 2.0)),
+    n=st.integers(500, 3000), seed=st.integers(0, 2**16),
+)
+def test_a_fitted_band_violates_its_guarantee_no_more_often_than_its_confidence_allows(target, k, b, shape, n, seed):
+    """Fit on R fresh samples of a (possibly miscalibrated) judge; on a large fresh draw, count how
+    often the true error rate on automated decisions exceeds the target. With δ = 0.1 that count is
+    at most Binomial(R, δ); failing the 99.9 % quantile would mean the guarantee is broken."""
+    delta, reps = 0.1, 60
+    rng = np.random.default_rng(seed)
+    fresh = rng.beta(*shape, size=100_000)
+    fresh_j = distort(fresh, k, b)
+    violations = automated = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ThresholdWarning)
+        for _ in range(reps):
+            p = rng.beta(*shape, size=n)
+            y = rng.uniform(size=n) < p
+            est = TargetErrorThresholds(target=target, delta=delta).fit(distort(p, k, b), y)
+            err = _true_error(est.high_, est.low_, fresh, fresh_j)
+            violations += err is not None and err > target
+            automated += err is not None
+    note(f"{automated} of {reps} fits automated something; {violations} violated the target")
+    assert violations <= stats.binom.ppf(0.999, reps, delta)
+
+
+# --------------------------------------------------------------------------- label counts
+
+
+def _set(n, seed=0):
+    import json
+
+    return "".join(json.dumps(it) + "\n" for it in noul_items(n, seed))
+
+
+def test_fewer_than_50_labels_is_an_error_and_fewer_than_200_a_warning():
+    rubric = Rubric.loads(NOUL_RUBRIC)
+    judge = SynthJudge()
+    small = loads_jsonl(_set(49), rubric.questions)
+    with pytest.raises(InputError, match="'flag' has 49; at least 50 per question"):
+        fit_calibration(rubric, small, run_set(small, judge), FitOptions())
+    some = loads_jsonl(_set(120), rubric.questions)
+    with pytest.warns(CalibrationDataWarning, match="only 120 labels"):
+        result = fit_calibration(rubric, some, run_set(some, judge), FitOptions(n_boot=50))
+    assert result.block.questions["flag"].n == 120
