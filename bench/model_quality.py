@@ -305,7 +305,7 @@ def speed(model_dir: Path, threads: int = 2, tokens: int = 128, reps: int = 200)
         sess.run(["logits"], batch)
         n_runs += 1
     el = time.perf_counter() - t
-    return {"threads": threads, "tokens": tokens, "p50_ms_per_pair": statistics.median(lat),
+    return {"ort_version": ort.__version__, "threads": threads, "tokens": tokens, "p50_ms_per_pair": statistics.median(lat),
             "p90_ms_per_pair": float(np.quantile(lat, 0.9)), "batched_pairs_per_s": 32 * n_runs / el}
 
 

@@ -8,6 +8,13 @@ __version__ = "0.1.0"
 # Seams, routing, the review queue, decorators and the audit log: imported on first use, so
 # `import seams` stays light and never pulls SQLite or the rubric machinery in by itself.
 _LAZY = {
+    "Rubric": "seams.rubric",
+    "Decision": "seams.decision",
+    "Judge": "seams.judges",
+    "LocalJudge": "seams.judges",
+    "RemoteJudge": "seams.judges",
+    "CachedJudge": "seams.judges",
+    "Cassette": "seams.judges",
     "Admission": "seams.builtin",
     "ConfirmBeforeAct": "seams.builtin",
     "Escalation": "seams.builtin",
@@ -51,6 +58,13 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Admission",
+    "CachedJudge",
+    "Cassette",
+    "Decision",
+    "Judge",
+    "LocalJudge",
+    "RemoteJudge",
+    "Rubric",
     "Answers",
     "AuditLog",
     "Cascade",

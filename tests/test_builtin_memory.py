@@ -187,3 +187,10 @@ def test_async_admit_and_input_errors():
         MemoryGate(judge=FixedJudge(UNRELATED)).admit("   ")
     with pytest.raises(InputError, match="needs a MemoryGate with a store"):
         MemoryGate(judge=FixedJudge(UNRELATED)).remember("x")
+
+
+def test_a_supersede_needs_more_than_winning():
+    # correction wins the Choice but under its own, higher bar: held, not superseded
+    values = {**CORRECTION, "relation": {"restatement": 0.3, "correction": 0.55, "enrichment": 0.15}}
+    r = MemoryGate(judge=FixedJudge(values)).admit("deploys on Thursdays", nearest=[("m1", "deploys on Fridays")])
+    assert r.outcome == "hold" and r.decision.rule == "relation" and r.decision.option == "correction"

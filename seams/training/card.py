@@ -57,14 +57,26 @@ def _read(path: Path) -> Any:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def _phases(run: Path) -> list[dict[str, Any]]:
+    """The run and the runs it was initialised from, oldest first."""
+    out: list[dict[str, Any]] = []
+    seen: set[Path] = set()
+    cur: Path | None = run
+    while cur is not None and cur not in seen:
+        seen.add(cur)
+        args = _read(cur / "train_args.json") or {}
+        cmd = (cur / "command.txt").read_text().strip() if (cur / "command.txt").exists() else "(not recorded)"
+        out.append({"run": str(cur), "args": args, "mix": _read(cur / "mixture.json") or {},
+                    "done": _read(cur / "train_done.json") or {}, "command": cmd})
+        init = args.get("init_from")
+        cur = Path(init).parent if init else None
+    return out[::-1]
+
+
 def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
-    mix = _read(run / "mixture.json") or {}
-    args = _read(run / "train_args.json") or {}
-    done = _read(run / "train_done.json") or {}
     exp = _read(run / "export.json") or {}
     met = _read(metrics) if metrics else _read(run / "metrics.json")
     cfg = _read(out / "config.json") or {}
-    command = (run / "command.txt").read_text().strip() if (run / "command.txt").exists() else "(not recorded)"
     size_mb = (out / "model.onnx").stat().st_size / 1e6 if (out / "model.onnx").exists() else float("nan")
     total_mb = sum(p.stat().st_size for p in out.iterdir() if p.is_file()) / 1e6 if out.exists() else float("nan")
 
@@ -89,33 +101,46 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
           (f"- `config.json` — format `seams.cross-encoder/1`, `max_length` {cfg.get('max_length')} (longer states are "
           "windowed by the judge)"),
           f"- total directory size {total_mb:.1f} MB", ""]
+    phases = _phases(run)
     L += ["## Training", "",
-          ("Fine-tuned as a one-logit cross-encoder with binary cross-entropy on a multi-task mixture of "
-          "(question, state, yes/no) pairs; AdamW, linear warm-up then linear decay, one pass, on 2 CPU cores."), "",
-          "```", command, "```", "",
-          (f"- seed: {args.get('seed')}; batch size {args.get('batch_size')}; learning rate {args.get('lr')}; "
-          f"warm-up {args.get('warmup')}; weight decay {args.get('weight_decay')}; training max_length "
-          f"{args.get('max_length')} tokens; steps {args.get('steps')}"),
-          (f"- data version (sha256 prefix of the mixture JSONL): `{mix.get('hash')}`; {mix.get('pairs')} pairs "
-          f"(built by `python -m seams.training build --scale {mix.get('scale')} --seed {mix.get('seed')}`)"),
-          (f"- wall time: {done.get('wall_s_this_session', float('nan')) / 60:.1f} min of training on 2 shared CPU cores "
-          "(torch 2.13.0 CPU)"), ""]
-    if mix.get("tasks"):
-        L += ["### Mixture (pairs per task; a Choice contributes one pair per option)", "",
-              "| task | pairs | positives |", "|---|---|---|"]
-        for t, n in mix["tasks"].items():
-            L.append(f"| {t} | {n} | {mix.get('positives', {}).get(t, '')} |")
-        L.append("")
-        L += [("Each task family is asked in many wordings (question and statement forms, with and without Noul "
-               "criteria, plain-text states and object states whose fields the question names in backticks, and "
-               "inverted wordings whose yes means the opposite label); some are held out of training and used only "
-               "by the evaluation (`seams/training/wordings.py`):"), ""]
-        L += ["| family | question types | wordings in training | held out |", "|---|---|---|---|"]
-        for fam, tasks in FAMILIES.items():
-            tr = sum(len(W.train_wordings(t)) for t in tasks)
-            ho = sum(len(W.held_out_wordings(t)) for t in tasks)
-            L.append(f"| {fam} | {', '.join(tasks)} | {tr} | {ho} |")
-        L.append("")
+          ("Fine-tuned as a one-logit cross-encoder with binary cross-entropy on multi-task mixtures of "
+           "(question, state, yes/no) pairs; AdamW (weight decay 0.01), linear warm-up then linear decay, gradient "
+           "clipping at 1.0, on 2 shared CPU cores (torch 2.13.0 CPU). "
+           + (f"{len(phases)} phases, each starting from the previous one's weights: the second re-weights the "
+              "mixture towards the tasks the first learned slowest (NLI and memory admission)."
+              if len(phases) > 1 else "One pass.")), ""]
+    total_wall = 0.0
+    for i, ph in enumerate(phases, 1):
+        a, m, d = ph["args"], ph["mix"], ph["done"]
+        wall = d.get("wall_s_this_session", float("nan"))
+        total_wall += wall
+        weights = ",".join(f"{k}={v}" for k, v in (m.get("weights") or {}).items())
+        build = (f"python -m seams.training build --data ../shared/data --run {ph['run']} --scale {m.get('scale')} "
+                 f"--seed {m.get('seed')}" + (f" --weights {weights}" if weights else ""))
+        warm = (f"{a['warmup_steps']} steps" if a.get("warmup_steps") is not None
+                else f"{a.get('warmup')} of the steps")
+        L += [f"### Phase {i}", "", "```", build, ph["command"], "```", "",
+              (f"- seed {a.get('seed')}; batch size {a.get('batch_size')}; learning rate {a.get('lr')}; warm-up "
+               + warm + f"; training max_length {a.get('max_length')} tokens; "
+               f"{a.get('steps')} steps; starts from {a.get('init_from') or 'the base encoder'}"),
+              (f"- data version (sha256 prefix of the mixture JSONL): `{m.get('hash')}`; {m.get('pairs')} pairs"),
+              f"- wall time: {wall / 60:.1f} min", ""]
+        if m.get("tasks"):
+            L += ["| task | pairs | positives |", "|---|---|---|"]
+            for t, n in m["tasks"].items():
+                L.append(f"| {t} | {n} | {m.get('positives', {}).get(t, '')} |")
+            L += ["", "(a Choice contributes one pair per option)", ""]
+    L += [f"Total training wall time: {total_wall / 60:.1f} min.", ""]
+    L += [("Each task family is asked in many wordings (question and statement forms, with and without Noul "
+           "criteria, plain-text states and object states whose fields the question names in backticks, and "
+           "inverted wordings whose yes means the opposite label); some are held out of training and used only "
+           "by the evaluation (`seams/training/wordings.py`):"), ""]
+    L += ["| family | question types | wordings in training | held out |", "|---|---|---|---|"]
+    for fam, tasks in FAMILIES.items():
+        tr = sum(len(W.train_wordings(t)) for t in tasks)
+        ho = sum(len(W.held_out_wordings(t)) for t in tasks)
+        L.append(f"| {fam} | {', '.join(tasks)} | {tr} | {ho} |")
+    L.append("")
     L += ["### Training data", "", "| data set | licence | used for |", "|---|---|---|"]
     L += [f"| {a} | {b} | {c} |" for a, b, c in DATASETS]
     L += ["", "Evaluation only (never trained on):", ""]

