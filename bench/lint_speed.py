@@ -130,7 +130,9 @@ def main() -> int:
             print(f"no shipped model at {shipped_model_dir()}; pass --model-dir", file=sys.stderr)
             return 2
         model_dir = shipped_model_dir()
+    t0 = time.perf_counter()
     judge = LocalJudge(model_dir, intra_op_threads=args.threads)
+    load_s = time.perf_counter() - t0
     rules = load_rules()
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
@@ -155,7 +157,9 @@ def main() -> int:
         cache = CachedJudge(judge, Path(tmp) / "cache.sqlite")
         cold_s, cold = timed(cache)
         warm_s, _ = timed(cache)
-    print(f"model: {judge.model_id} ({model_dir}), intra_op_threads={args.threads}, cores={os.cpu_count()}")
+    print(f"model: {judge.model_id} ({model_dir}), intra_op_threads={args.threads}, cores={os.cpu_count()}, "
+          f"load average at the end {os.getloadavg()[0]:.1f}")
+    print(f"model load (once per process): {load_s:.2f} s")
     print(f"changed lines: {n_lines}; units: {cold.units}; decided by checks: {cold.checked}; "
           f"asked the judge: {cold.judged} (unit × rule)")
     print(f"checks only (baseline): {base_s:8.3f} s")

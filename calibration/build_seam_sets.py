@@ -241,18 +241,31 @@ def passage_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
 def tool_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     """Requests with a roster: BFCL multiple (gold function) and irrelevance (no call fits).
 
-    The roster travels in the state (`tools`: name → description) because it varies per item;
-    labels are `applies` (does any tool fit) and `tool` (the gold name, when one fits).
+    Each line is what `ToolSelector` asks: the state is `{request, tools}` with the roster listed
+    as the gate reads it, and the line carries its own `shortlist` and `tool` Choices over its
+    roster (built by `ToolSelector` itself; a one-tool roster has no Choice, so those lines label
+    only the gate). Labels: `applies` (does any tool fit) and `tool` (the gold name, when one fits).
+    `bench/seams_vs_baselines.py` finds each item's roster again from BFCL by its request.
     """
+    from seams.builtin.tools import Tool, ToolSelector, _humanise, _words
+
     multiple, irrelevance = M.bfcl_eval(data)
     out = []
     for it in multiple + irrelevance:
-        tools = {k: (v or "") for k, v in it.tools.items()}
+        roster = [Tool(k, v or "") for k, v in it.tools.items()]
+        sel = ToolSelector(roster)
+        line: dict[str, Any] = {"id": _id(f"tool-{it.source}", it.request, *sorted(it.tools)),
+                                "state": {"request": it.request, "tools": sel.listing()}}
+        if len(roster) >= 2:
+            short = {t.name: t.short(sel.short_words) or _humanise(t.name) for t in roster}
+            full = {t.name: _words(t.description, sel.full_words) or _humanise(t.name) for t in roster}
+            line["questions"] = {"shortlist": sel._choice("shortlist", short).wire(),
+                                 "tool": sel._choice("tool", full).wire()}
         labels: dict[str, Any] = {"applies": it.gold is not None}
         if it.gold is not None:
             labels["tool"] = it.gold
-        out.append({"id": _id(f"tool-{it.source}", it.request, *sorted(tools)),
-                    "state": {"request": it.request, "tools": tools}, "labels": labels})
+        line["labels"] = labels
+        out.append(line)
     return out
 
 

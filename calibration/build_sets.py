@@ -8,8 +8,11 @@
   stable hash the trainer uses), so the model never trained on them. State
   `{"statement_1": premise, "statement_2": hypothesis}`; label `contradiction` is true when SNLI's
   gold label is "contradiction" (entailment and neutral are false).
-* `injection/set.jsonl` — deepset/prompt-injections and jailbreak-classification rows on the
-  evaluation side of the same split (`is_eval(text, 0.2)`). State: the text; label `injection`.
+* `injection/set.jsonl` — the evaluation side of the trainer's injection data
+  (`seams.training.mixture.injection_items(data, "eval")`): deepset/prompt-injections and
+  jailbreak-classification rows whose text hashes to evaluation (`is_eval(text, 0.2)`), and BIPIA
+  email/table/code contexts on the evaluation side with attacks from the held-out attack
+  categories inserted (the plain context is the negative). State: the text; label `injection`.
 
 The rubrics beside them ask in wordings the trainer holds out (`con-9`, `inj-11`), so a
 calibration run measures the model on items and wordings it has not seen. Deterministic: the same
@@ -20,7 +23,7 @@ in memory and fails if a committed file differs).
 from __future__ import annotations
 
 import argparse
-import csv
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -29,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
-from seams.training.mixture import is_eval
+from seams.training.mixture import injection_items, is_eval  # the training split's own readers and hashes
 
 MAX_BYTES = 2_000_000
 
@@ -48,17 +51,13 @@ def snli(data: Path) -> list[dict[str, Any]]:
 
 
 def injection(data: Path) -> list[dict[str, Any]]:
-    out = []
-    with open(data / "injection/deepset_train.jsonl", encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            r = json.loads(line)
-            if is_eval(r["text"], 0.2):
-                out.append({"id": f"deepset-{lineno}", "state": r["text"], "labels": {"injection": r["label"] == 1}})
-    with open(data / "injection/jailbreak_train_balanced.csv", encoding="utf-8", newline="") as f:
-        for i, r in enumerate(csv.DictReader(f), start=2):
-            if is_eval(r["prompt"], 0.2):
-                out.append({"id": f"jailbreak-{i}", "state": r["prompt"][:1500],
-                            "labels": {"injection": r["type"] == "jailbreak"}})
+    out, seen = [], set()
+    for text, _task, label, source in injection_items(data, "eval"):
+        key = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+        if key in seen:  # the same text twice (a context reused): keep the first
+            continue
+        seen.add(key)
+        out.append({"id": f"{source}-{key}", "state": text, "labels": {"injection": bool(label)}})
     return out
 
 

@@ -241,3 +241,10 @@ def test_fewer_than_50_labels_is_an_error_and_fewer_than_200_a_warning():
     with pytest.warns(CalibrationDataWarning, match="only 120 labels"):
         result = fit_calibration(rubric, some, run_set(some, judge), FitOptions(n_boot=50))
     assert result.block.questions["flag"].n == 120
+
+
+def test_a_zero_slope_is_applied_as_the_base_rate_not_ignored():
+    from seams.calibration.block import Calibrator
+
+    flat = Calibrator(method="platt", a=0.0, b=-0.5)
+    assert flat.apply_p(0.1) == pytest.approx(flat.apply_p(0.9)) == pytest.approx(1 / (1 + np.exp(0.5)))

@@ -64,7 +64,9 @@ def test_ece_by_hand():
     hit = np.array([0, 1, 0, 1])
     # bins (15 wide): 0.05 alone (gap .05), both 0.15 together (gap |.5 − .15|), 0.95 alone (gap .05)
     assert ece(conf, hit) == pytest.approx((0.05 + 2 * 0.35 + 0.05) / 4)
-    assert ece_adaptive(conf, hit, n_bins=2) == pytest.approx((abs(0.5 - 0.1) * 2 + abs(0.5 - 0.55) * 2) / 4)
+    # two equal-mass bins; the tied 0.15s stay together: {0.05, 0.15, 0.15} and {0.95}
+    assert ece_adaptive(conf, hit, n_bins=2) == pytest.approx((abs(1 - 0.35) + 0.05) / 4)
+    assert ece_adaptive(np.full(6, 0.3), np.array([1, 1, 1, 0, 0, 0])) == pytest.approx(0.2)  # ties share a bin
     # batched: one row per resample gives the same as one call per row
     rows = np.stack([conf, conf[::-1]])
     hits = np.stack([hit, hit[::-1]])

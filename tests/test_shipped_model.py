@@ -77,7 +77,7 @@ def test_obvious_tool_choice(judge) -> None:
     )
     a = judge.ask({"request": "Will it rain in Paris tomorrow?"}, {"tool": q}).answers["tool"]
     assert a.choice == "get_weather"
-    a = judge.ask({"request": "Put on some jazz, please."}, {"tool": q}).answers["tool"]
+    a = judge.ask({"request": "Play some jazz music, please."}, {"tool": q}).answers["tool"]
     assert a.choice == "play_music"
 
 

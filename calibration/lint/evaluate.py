@@ -11,7 +11,7 @@ For every item of `calibration/lint/<rule>.jsonl` this reports two things:
   certainty), the rule's prefilter (`when`) next (no match: a pass, the judge is not asked), the
   judge for the rest.
 
-Usage: python calibration/lint/evaluate.py [--model-dir DIR | --judge URL] [--json OUT]
+Usage: python calibration/lint/evaluate.py [--model-dir DIR | --judge URL] [--uncalibrated] [--json OUT]
 """
 
 from __future__ import annotations
@@ -48,9 +48,33 @@ def pr(flags: list[bool], labels: list[bool]) -> tuple[float | None, float | Non
     return precision, recall, tp, fp, fn
 
 
-def evaluate(judge, rules) -> dict:
+def best_f1(scores: list[float], labels: list[bool]) -> tuple[float, float, float, float]:
+    """(threshold, F1, precision, recall) of the cut that maximises F1 *on these items*: an
+    optimistic, in-sample ceiling for any threshold, reported beside the fitted ones."""
+    best = (1.0, 0.0, 0.0, 0.0)
+    for t in sorted(set(scores)):
+        flags = [s >= t for s in scores]
+        p, r, _, _, _ = pr(flags, labels)
+        if p and r:
+            f1 = 2 * p * r / (p + r)
+            if f1 > best[1]:
+                best = (t, f1, p, r)
+    return best
+
+
+def _uncalibrated(rule):
+    """The rule's rubric without its calibration block: the thresholds written in the file."""
+    from seams.rubric import Rubric
+
+    data = rule.rubric.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data.pop("calibration", None)
+    return Rubric.from_dict(data)
+
+
+def evaluate(judge, rules, *, uncalibrated: bool = False) -> dict:
     out = {}
     for rule in rules:
+        rubric = _uncalibrated(rule) if uncalibrated else rule.rubric
         path = HERE / f"{rule.id}.jsonl"
         if not path.is_file():
             continue
@@ -59,10 +83,10 @@ def evaluate(judge, rules) -> dict:
         states = [rule.state_for(item["state"]) for item in items]
         t0 = time.perf_counter()
         ask_many = getattr(judge, "ask_many", None)
-        answers = ask_many(states, rule.rubric.questions) if ask_many else [judge.ask(s, rule.rubric.questions)
-                                                                            for s in states]
+        answers = ask_many(states, rubric.questions) if ask_many else [judge.ask(s, rubric.questions)
+                                                                       for s in states]
         elapsed = time.perf_counter() - t0
-        decisions = [rule.rubric.decide_answers(a) for a in answers]
+        decisions = [rubric.decide_answers(a) for a in answers]
         probs = [d.probability if d.probability is not None else 0.0 for d in decisions]
         judge_flags = [d.kind == "refuse" for d in decisions]
         band = [d.kind == "review" for d in decisions]
@@ -83,9 +107,14 @@ def evaluate(judge, rules) -> dict:
         out[rule.id] = {
             "items": len(items), "positives": sum(labels), "model": decisions[0].model,
             "calibrated": any(d.calibrated for d in decisions),
-            "thresholds": [(r.id, r.high, r.low_) for r in rule.rubric.policy.rules],
+            "thresholds": {r.id: {"high": r.high, "low": r.low_} for r in rubric.policy.rules},
+            "fitted_thresholds": ({k: {"high": h, "low": lo} for k, (h, lo) in
+                                   rubric.calibration.threshold_overrides().items()}
+                                  if any(d.calibrated for d in decisions) else None),
             "judge": {"precision": jp, "recall": jr, "tp": jtp, "fp": jfp, "fn": jfn, "band": sum(band),
-                      "band_positives": sum(b and y for b, y in zip(band, labels)), "auc": auc(probs, labels)},
+                      "band_positives": sum(b and y for b, y in zip(band, labels)), "auc": auc(probs, labels),
+                      "best_f1_in_sample": dict(zip(("threshold", "f1", "precision", "recall"),
+                                                    best_f1(probs, labels)))},
             "pipeline": {"precision": pp, "recall": prc, "tp": ptp, "fp": pfp, "fn": pfn,
                          "by_check": pipe_by_check, "asked_judge": pipe_asked},
             "ms_per_item": 1000 * elapsed / len(items),
@@ -98,12 +127,15 @@ def fmt(x: float | None) -> str:
 
 
 def table(results: dict) -> str:
-    rows = ["| rule | items (pos) | judge P | judge R | band | AUC | pipeline P | pipeline R | by check | asked judge |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [("| rule | items (pos) | judge P | judge R | unsure | AUC | best-F1 cut (in-sample): P / R "
+             "| pipeline P | pipeline R | by check | asked judge |"),
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for rid, r in results.items():
         j, p = r["judge"], r["pipeline"]
+        b = j["best_f1_in_sample"]
         rows.append(f"| {rid} | {r['items']} ({r['positives']}) | {fmt(j['precision'])} | {fmt(j['recall'])} | "
-                    f"{j['band']} | {fmt(j['auc'])} | {fmt(p['precision'])} | {fmt(p['recall'])} | "
+                    f"{j['band']} | {fmt(j['auc'])} | p ≥ {b['threshold']:.2f}: {fmt(b['precision'])} / "
+                    f"{fmt(b['recall'])} | {fmt(p['precision'])} | {fmt(p['recall'])} | "
                     f"{p['by_check']} | {p['asked_judge']} |")
     return "\n".join(rows)
 
@@ -115,11 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-dir", type=Path, default=None)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument("--uncalibrated", action="store_true",
+                    help="ignore the rubrics' calibration blocks: use the thresholds written in the files")
     args = ap.parse_args(argv)
     judge = make_judge(args.judge, model=args.model, model_dir=args.model_dir, threads=args.threads)
     rules = load_rules()
-    results = evaluate(judge, rules)
-    print(f"judge: {judge.model_id}")
+    results = evaluate(judge, rules, uncalibrated=args.uncalibrated)
+    print(f"judge: {judge.model_id}; {'uncalibrated' if args.uncalibrated else 'calibration blocks applied where fresh'}")
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -36,7 +36,8 @@ class Calibrator(_Block):
         """Calibrate one probability (Nouls)."""
         if self.method == "platt":
             q = min(max(p, 1e-7), 1 - 1e-7)
-            z = (self.a or 1.0) * math.log(q / (1 - q)) + (self.b or 0.0)
+            a = 1.0 if self.a is None else self.a  # a = 0 is a fitted value (no signal: the base rate)
+            z = a * math.log(q / (1 - q)) + (self.b or 0.0)
             return 1 / (1 + math.exp(-z)) if z > -700 else 0.0
         if self.method == "isotonic" and self.x and self.y:
             return _interp(p, self.x, self.y)

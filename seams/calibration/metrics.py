@@ -67,12 +67,11 @@ def ece(conf: Array, hit: Array, n_bins: int = DEFAULT_BINS) -> Array:
 
 def ece_adaptive(conf: Array, hit: Array, n_bins: int = DEFAULT_BINS) -> Array:
     """ECE with equal-mass bins (each holds ~n/n_bins items), which is less sensitive to the
-    empty bins that equal-width ECE gets when probabilities crowd near 0 and 1."""
+    empty bins that equal-width ECE gets when probabilities crowd near 0 and 1. Tied
+    probabilities always share a bin."""
     conf = np.asarray(conf)
     n = conf.shape[-1]
-    order = np.argsort(conf, axis=-1, kind="stable")
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(n)[None, :] if conf.ndim > 1 else np.arange(n), axis=-1)
+    ranks = stats.rankdata(conf, method="min", axis=-1).astype(int) - 1
     bins = np.minimum(ranks * n_bins // max(n, 1), n_bins - 1)
     out = _binned_gap(conf, hit, bins)
     return out if conf.ndim > 1 else out[0]
