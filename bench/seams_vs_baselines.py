@@ -264,9 +264,20 @@ def tool_rows(method: str, items: list[dict[str, Any]], picks: list[str | None |
                extra={"abstained_on_irrelevance": sum(1 for p in irr if p is None) / max(1, len(irr)), **extra})
 
 
+def _rosters() -> dict[str, dict[str, str]]:
+    """Each BFCL request's roster (name → description), from the data the sets were built from."""
+    from seams.training.mixture import DEFAULT_DATA, bfcl_eval
+
+    multiple, irrelevance = bfcl_eval(DEFAULT_DATA)
+    return {it.request: {k: v or "" for k, v in it.tools.items()} for it in multiple + irrelevance}
+
+
 def bench_tools(judge: LocalJudge, enc: Encoder, limit: int, rng: random.Random) -> list[Row]:
+    rosters = _rosters()
     held = read("tool-selection", "heldout")
     fit = read("tool-selection", "fit")
+    for it in held + fit:
+        it["roster"] = rosters[it["state"]["request"]]
     items = rng.sample(held, min(limit, len(held)))
     seam_picks: list[str | None | bool] = []
     single: list[str | None | bool] = []
@@ -274,7 +285,7 @@ def bench_tools(judge: LocalJudge, enc: Encoder, limit: int, rng: random.Random)
     nn: list[str | None | bool] = []
     nn_scores: list[float] = []
     for it in items:
-        roster = [Tool(n, d) for n, d in it["state"]["tools"].items()]
+        roster = [Tool(n, d) for n, d in it["roster"].items()]
         sel = ToolSelector(roster, judge=judge)
         s = sel.select(it["state"]["request"])
         seam_picks.append(s.tool if s.outcome != "review" else False)
@@ -294,7 +305,7 @@ def bench_tools(judge: LocalJudge, enc: Encoder, limit: int, rng: random.Random)
     # a cosine cut for nearest-neighbour, fitted on the fit half's "applies" labels
     fit_sims = []
     for it in fit:
-        roster = list(it["state"]["tools"].items())
+        roster = list(it["roster"].items())
         sims = enc.cos([it["state"]["request"]] * len(roster), [f"{_humanise(n)}: {d}" for n, d in roster])
         fit_sims.append(float(np.max(sims)))
     cut = fit_cut(np.array(fit_sims), [bool(i["labels"]["applies"]) for i in fit])

@@ -13,8 +13,8 @@
 #             hand at scale, so the review band is capped.
 #   output check: shipping a bad draft is the expensive mistake; a needless escalation costs one
 #                 stronger-model call.
-# tool-selection (staged questions over per-item rosters), escalation, confirm-before-act and
-# model-routing are not fitted here: see docs/seams.md.
+#   tools: suggesting a wrong tool costs more than suggesting none (the agent falls back to asking).
+# Escalation, confirm-before-act and model-routing have no labelled data here: see docs/seams.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEAMS=${SEAMS:-seams}
@@ -23,5 +23,7 @@ $SEAMS calibrate memory-admission calibration/memory-admission/fit.jsonl \
     --costs act=4,refuse=2,review=1 --capacity 0.25 --report "$REPORTS/memory-admission" ${DRY:-} -q
 $SEAMS calibrate passage-gate calibration/passage-gate/fit.jsonl \
     --costs act=2,refuse=2,review=1 --capacity 0.1 --report "$REPORTS/passage-gate" ${DRY:-} -q
+$SEAMS calibrate tool-selection calibration/tool-selection/fit.jsonl \
+    --costs act=2,refuse=1,review=1 --report "$REPORTS/tool-selection" ${DRY:-} -q
 $SEAMS calibrate output-check calibration/output-check/fit.jsonl \
     --costs act=5,refuse=1,review=2 --capacity 0.2 --report "$REPORTS/output-check" ${DRY:-} -q

@@ -63,6 +63,19 @@ class RubricError(InputError):
         return f"{where}:{field} {self.message}"
 
 
+class LabelledSetError(InputError):
+    """A labelled set cannot be used: names the file and the line (1-based) where it is wrong."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        where = path or "<labelled set>"
+        if line is not None:
+            where += f":{line}"
+        super().__init__(f"{where}: {message}")
+
+
 class ConfigError(SeamsError):
     """seams is misconfigured: a missing API key, model directory or setting."""
 
@@ -207,6 +220,7 @@ __all__ = [
     "InputError",
     "JudgeError",
     "JudgeTimeout",
+    "LabelledSetError",
     "ModelError",
     "MovingAliasWarning",
     "NotFoundError",

@@ -218,3 +218,38 @@ def test_cache_path_problems_are_config_errors(tmp_path) -> None:
     blocker.write_text("not a folder")
     with pytest.raises(ConfigError):
         CachedJudge(RemoteJudge(base_url="http://127.0.0.1:9"), Path(blocker) / "cache.db")
+
+
+def test_ask_many_batches_misses_through_the_inner_bulk_path(tmp_path, tiny_model_dir):
+    """Cold states go to the local judge's `ask_many` in one call; warm ones cost nothing, and
+    a state that only misses a new question asks only that question."""
+    from seams import Noul
+    from seams.judges import CachedJudge, LocalJudge
+
+    local = LocalJudge(tiny_model_dir)
+
+    class Counting:  # the inner judge, counting how it is called
+        model_id = local.model_id
+        many = single = 0
+
+        def ask_many(self, states, questions):
+            self.many += 1
+            return local.ask_many(states, questions)
+
+        def ask(self, state, questions):
+            self.single += 1
+            return local.ask(state, questions)
+
+    inner = Counting()
+    cache = CachedJudge(inner, tmp_path / "c.sqlite")
+    qs = {"a": Noul(instructions="Is it true?")}
+    states = [f"yes {i}" for i in range(5)] + ["no"]
+    first = cache.ask_many(states, qs)
+    assert (inner.many, inner.single) == (1, 0)
+    assert [a["a"].noul for a in first] == [local.ask(s, qs)["a"].noul for s in states]
+    again = cache.ask_many(states, qs)
+    assert (inner.many, inner.single) == (1, 0)
+    assert [a["a"].noul for a in again] == [a["a"].noul for a in first]
+    more = cache.ask_many(states[:1], {**qs, "b": Noul(instructions="Is it false?")})
+    assert (inner.many, inner.single) == (1, 1) and set(more[0].answers) == {"a", "b"}
+    assert len(cache) == 7

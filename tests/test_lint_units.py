@@ -132,3 +132,10 @@ def test_parse_diff(tmp_path: Path) -> None:
     assert (tmp_path / "gone.py").resolve() not in got
     assert got[(tmp_path / "new name.py").resolve()] == {1}
     assert got[(tmp_path / "naïve.py").resolve()] == {5, 6}
+
+
+def test_line_numbers_count_newlines_only() -> None:
+    """A form feed is not a line break for Python or git; `str.splitlines` would say it is."""
+    src = "x = 1\n\x0c\ndef f():\n    return 'a\x0cb'\n"
+    (u,) = python_units("m.py", src, kinds=("function",))
+    assert (u.start, u.end) == (3, 4) and u.text.startswith("def f():")

@@ -19,25 +19,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import InputError, StateError
+from ..errors import InputError, LabelledSetError, StateError
 from ..questions import Choice, Noul, Score, parse_questions
 from ..state import canonical_json, check_state
 
 Label = bool | str | int
 QuestionT = Noul | Choice | Score
-
-
-class LabelledSetError(InputError):
-    """A labelled set cannot be used: names the file and the line (1-based) where it is wrong."""
-
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
-        self.message = message
-        self.path = path
-        self.line = line
-        where = path or "<labelled set>"
-        if line is not None:
-            where += f":{line}"
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass(frozen=True)

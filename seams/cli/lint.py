@@ -94,7 +94,7 @@ def lint(
                 from ..judges.cache import CachedJudge
 
                 cache_path = cache or cfg.cache or root / DEFAULT_CACHE
-                if cache is None and cfg.cache is None:
+                if cache_path.parent.name == DEFAULT_CACHE.parent.name:
                     _ignore_folder(cache_path.parent)
                 the_judge = CachedJudge(the_judge, cache_path)
         progress = _progress() if sys.stderr.isatty() and fmt == "text" else None

@@ -24,7 +24,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -45,6 +45,10 @@ CREATE TABLE IF NOT EXISTS answers (
     created  REAL NOT NULL       -- unix time, for `ttl`
 )
 """
+
+
+#: Keys per SQL look-up (under SQLite's smallest bound-parameter limit of 999).
+_LOOKUP_CHUNK = 900
 
 
 def cache_key(model_id: str, state: Any, question_wire: Mapping[str, Any]) -> str:
@@ -156,13 +160,17 @@ class CachedJudge:
 
     def _lookup(self, keys: list[str]) -> dict[str, tuple[str, str, int]]:
         conn = self._conn()
-        marks = ",".join("?" * len(keys))
-        sql = f"SELECT key, served, answer, windows FROM answers WHERE key IN ({marks})"
-        params: list[Any] = list(keys)
-        if self._ttl is not None:
-            sql += " AND created >= ?"
-            params.append(time.time() - self._ttl)
-        return {key: (served, answer, windows) for key, served, answer, windows in conn.execute(sql, params)}
+        found: dict[str, tuple[str, str, int]] = {}
+        # SQLite caps the number of bound parameters (999 on older builds): look up in chunks.
+        for start in range(0, len(keys), _LOOKUP_CHUNK):
+            chunk = keys[start : start + _LOOKUP_CHUNK]
+            sql = f"SELECT key, served, answer, windows FROM answers WHERE key IN ({','.join('?' * len(chunk))})"
+            params: list[Any] = list(chunk)
+            if self._ttl is not None:
+                sql += " AND created >= ?"
+                params.append(time.time() - self._ttl)
+            found.update((key, (served, answer, windows)) for key, served, answer, windows in conn.execute(sql, params))
+        return found
 
     def _store(self, rows: list[tuple[str, str, str, str, int, float]]) -> None:
         conn = self._conn()
@@ -264,6 +272,34 @@ class CachedJudge:
             fresh = self._judge.ask(state, misses)
             self._store(self._rows({q: keys[q] for q in misses}, fresh))
         return self._assemble(qs, hits, served, windows, fresh, started)
+
+    def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
+        """`ask` over many states with one cache look-up; the misses go to the inner judge's own
+        bulk `ask_many` when it has one (a local model batches them), grouped by the set of
+        questions each state still needs."""
+        started = time.perf_counter()
+        plans = [self._plan(state, questions) for state in states]
+        found = self._lookup(sorted({key for _, keys, _ in plans for key in keys.values()}))
+        splits = [self._split(qs, keys, found) for qs, keys, _ in plans]
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i, (_, misses, _, _) in enumerate(splits):
+            if misses:
+                groups.setdefault(tuple(misses), []).append(i)
+        bulk = getattr(self._judge, "ask_many", None)
+        fresh: dict[int, Answers] = {}
+        for idx in groups.values():
+            misses = splits[idx[0]][1]
+            got = (bulk([plans[i][2] for i in idx], misses) if bulk is not None and len(idx) > 1
+                   else [self._judge.ask(plans[i][2], misses) for i in idx])
+            rows: list[tuple[str, str, str, str, int, float]] = []
+            for i, answers in zip(idx, got, strict=True):
+                fresh[i] = answers
+                rows += self._rows({q: plans[i][1][q] for q in misses}, answers)
+            self._store(rows)
+        return [
+            self._assemble(plans[i][0], splits[i][0], splits[i][2], splits[i][3], fresh.get(i), started)
+            for i in range(len(plans))
+        ]
 
     async def aask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
         """Async `ask`; the SQLite work runs in a worker thread so a busy lock never stalls the loop."""

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .units import Unit
+from .units import Unit, split_lines
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def secret_or_debug(unit: Unit) -> list[Hit]:
     """Credential-shaped strings, string literals assigned to secret-named targets, a debugger
     call or import, `DEBUG = True`, and `debug=True` passed to a call."""
     hits: list[Hit] = []
-    lines = unit.text.splitlines()
+    lines = split_lines(unit.text)
     for i, line in enumerate(lines):
         for label, rx in SECRET_PATTERNS.items():
             if rx.search(line):

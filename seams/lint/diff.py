@@ -46,7 +46,7 @@ def parse_diff(text: str, root: Path) -> dict[Path, set[int]]:
     """Parse `git diff -U0` output into absolute path → changed new-side lines."""
     result: dict[Path, set[int]] = {}
     current: set[int] | None = None
-    for line in text.splitlines():
+    for line in text.split("\n"):
         if line.startswith("+++ "):
             name = line[4:].rstrip("\t")
             if name == "/dev/null":

@@ -25,7 +25,7 @@ from ..errors import InputError, JudgeError, StateError
 from .baseline import Baseline, fingerprint, is_suppressed
 from .checks import CHECKS
 from .rules import SEVERITY_RANK, Rule, glob_match
-from .units import Unit, block_units, hunk_units, python_units
+from .units import Unit, block_units, hunk_units, python_units, split_lines
 
 if TYPE_CHECKING:
     from ..judges.base import Judge
@@ -137,7 +137,8 @@ def lint(
     started = time.perf_counter()
     root = root.resolve()
     files = collect_files(paths, root, rules, exclude, changed)
-    result = LintResult(findings=[], rules=list(rules), model=getattr(judge, "model_id", None) if judge is not None else None)
+    model = getattr(judge, "model_id", None) if judge is not None else None
+    result = LintResult(findings=[], rules=list(rules), model=model)
     jobs: list[_Job] = []
     found: list[Finding] = []
     for abs_path, rel in files:
@@ -147,7 +148,7 @@ def lint(
         result.files += 1
         file_rules = [r for r in rules if r.applies_to_file(rel)]
         kinds = sorted({k for r in file_rules for k in r.meta.kinds})
-        lines = text.splitlines()
+        lines = split_lines(text)
         touched = changed.get(abs_path) if changed is not None else None
         for unit in file_units(rel, text, kinds, touched):
             result.units += 1
@@ -335,7 +336,7 @@ def _read(path: Path) -> str | None:
     if b"\0" in data[:8192]:
         return None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a BOM is not part of the code (ast rejects it)
     except UnicodeDecodeError:
         return None
 

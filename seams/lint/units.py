@@ -27,6 +27,14 @@ HUNK_CONTEXT = 3
 #: Lines per block when a non-Python file is linted whole (no `--diff`).
 BLOCK_LINES = 40
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Python and git count them: `str.splitlines` also breaks at form feeds and other
+    separators, which would shift every line number after one."""
+    parts = _NEWLINE.split(text)
+    return parts[:-1] if parts and parts[-1] == "" else parts
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,7 @@ def python_units(path: str, source: str, kinds: Sequence[str] = KINDS) -> list[U
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return block_units(path, source) if "hunk" in kinds else []
-    lines = source.splitlines()
+    lines = split_lines(source)
     out: list[Unit] = []
     if "module" in kinds and lines:
         out.append(Unit(path, "module", "<module>", 1, len(lines), source))
@@ -166,7 +174,7 @@ def _statement_blocks(body: list[ast.stmt], path: str, lines: list[str]) -> list
 
 def block_units(path: str, source: str, size: int = BLOCK_LINES) -> list[Unit]:
     """A whole non-Python file as hunks of `size` lines (the last one may be shorter)."""
-    lines = source.splitlines()
+    lines = split_lines(source)
     out = []
     for start in range(1, len(lines) + 1, size):
         end = min(start + size - 1, len(lines))
@@ -178,7 +186,7 @@ def block_units(path: str, source: str, size: int = BLOCK_LINES) -> list[Unit]:
 
 def hunk_units(path: str, source: str, changed: Iterable[int], context: int = HUNK_CONTEXT) -> list[Unit]:
     """The changed lines of a non-Python file, each run widened by `context` lines and merged."""
-    lines = source.splitlines()
+    lines = split_lines(source)
     if not lines:
         return []
     spans: list[list[int]] = []
@@ -198,4 +206,4 @@ def hunk_units(path: str, source: str, changed: Iterable[int], context: int = HU
     return out
 
 
-__all__ = ["BLOCK_LINES", "HUNK_CONTEXT", "KINDS", "Unit", "block_units", "hunk_units", "python_units"]
+__all__ = ["BLOCK_LINES", "HUNK_CONTEXT", "KINDS", "Unit", "block_units", "hunk_units", "python_units", "split_lines"]
