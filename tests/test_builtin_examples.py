@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import seams.judges as judges
+from seams import judges
 from seams.judges.local import LocalJudge
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
