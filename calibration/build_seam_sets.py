@@ -70,8 +70,9 @@ def memory_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     * NLI-style pairs from the model's evaluation split: restates → restatement (and the memory
       implies the candidate: `poorer` true), corrects → correction, adds → enrichment; all related.
     * Unrelated pairs: a memory and a candidate drawn from two different pairs → related false.
-    * Instructions aimed at the system (deepset prompt injections, short jailbreaks) and ordinary
-      texts from the same sets as candidates → `poison`.
+    * Instructions aimed at the system (deepset prompt injections, short jailbreaks, BIPIA attack
+      instructions of the held-out families) → `poison` true; statements from the NLI pairs →
+      `poison` false.
     * Worth keeping: declarative sentences (SNLI/MNLI premises) true; CLINC150 requests and
       questions (validation split) false.
     """
@@ -98,11 +99,15 @@ def memory_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
         out.append({"id": _id("mem-random-unrelated", a, b), "state": {"memory": a, "candidate": b},
                     "labels": {"related": False, "poorer": False}})
     # poisoning: instructions aimed at the system vs ordinary text
-    inj = [x for x in M.injection_items(data, "eval") if x[3] in ("deepset", "jailbreak") and len(x[0]) < 600]
-    for text, _, is_inj, src in inj:
+    # Only the attack side of deepset / jailbreak is used: their benign side is requests to the
+    # assistant ("write a poem about ..."), which are instructions aimed at it too — not a memory,
+    # but not the negative this question needs. Negatives are statements (below).
+    inj = [x for x in M.injection_items(data, "eval")
+           if x[3] in ("deepset", "jailbreak") and x[2] and len(x[0]) < 600]
+    for text, _, _, src in inj:
         mem = rng.choice(texts_a)
         out.append({"id": _id(f"mem-poison-{src}", text), "state": {"memory": mem, "candidate": text},
-                    "labels": {"poison": is_inj}})
+                    "labels": {"poison": True}})
     # BIPIA attack instructions of the held-out families, as memories an attacker would plant;
     # declarative sentences from the same evaluation pairs as the ordinary side
     attacks = json.loads((data / "injection/bipia/text_attack_train.json").read_text())
@@ -110,7 +115,7 @@ def memory_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
         for text in attacks.get(cat, []):
             out.append({"id": _id("mem-poison-bipia-attack", text),
                         "state": {"memory": rng.choice(texts_a), "candidate": text}, "labels": {"poison": True}})
-    for b in rng.sample(texts_b, 150):
+    for b in rng.sample(texts_b, 200):
         out.append({"id": _id("mem-poison-statement", b),
                     "state": {"memory": rng.choice(texts_a), "candidate": b}, "labels": {"poison": False}})
     # secrets: ordinary evaluation sentences with a credential spliced in (as BIPIA splices attacks

@@ -6,24 +6,29 @@
 #
 # Sets: calibration/<seam>/fit.jsonl (built by calibration/build_seam_sets.py); the held-out
 # halves (heldout.jsonl) are for bench/seams_vs_baselines.py and `seams eval`, never fitted on.
-# Costs say what a mistake costs relative to a human look (act = a wrong automatic act,
-# refuse = a wrong automatic refusal, review = one look), per seam:
-#   memory: a wrong admit/supersede pollutes what the agent believes; a wrong skip loses a fact.
-#   passages: a wrongly kept passage costs tokens and some accuracy; nobody reviews passages by
-#             hand at scale, so the review band is capped.
-#   output check: shipping a bad draft is the expensive mistake; a needless escalation costs one
-#                 stronger-model call.
-#   tools: suggesting a wrong tool costs more than suggesting none (the agent falls back to asking).
+# Costs say what a mistake costs relative to a human look. Note how `seams calibrate` reads them
+# today: per rule, "act" prices a wrong decision in the rule's high zone (its `then`) and "refuse"
+# one in its low zone, whatever the kind of the `then` outcome. So for a red-flag rule whose
+# `then` is a refusal (memory/passage flags → quarantine) the roles swap. Where a rubric mixes
+# both kinds of rule the costs are symmetric, and the review band carries the uncertainty:
+#   memory: flags → quarantine and poorer → skip are refusals, worth → admit and correction →
+#           supersede are acts: symmetric, review cheaper than either mistake, band capped.
+#   passages: injection → quarantine is a refusal, keep is an act: symmetric; nobody reviews
+#             passages by hand at scale, so the band is capped low.
+#   tools: `then` is suggest (an act): a wrong suggestion costs more than none (the agent asks).
+#   output check: `then` is escalate: a needless escalation costs one stronger-model call; a
+#                 missed flag ships a bad draft, the expensive mistake.
 # Escalation, confirm-before-act and model-routing have no labelled data here: see docs/seams.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEAMS=${SEAMS:-seams}
 REPORTS=${REPORTS:-calibration/reports}
+CACHE_OPT=${CACHE:+--cache $CACHE}
 $SEAMS calibrate memory-admission calibration/memory-admission/fit.jsonl \
-    --costs act=4,refuse=2,review=1 --capacity 0.25 --report "$REPORTS/memory-admission" ${DRY:-} -q
+    --costs act=3,refuse=3,review=1 --capacity 0.3 --report "$REPORTS/memory-admission" ${DRY:-} ${CACHE_OPT:-} -q
 $SEAMS calibrate passage-gate calibration/passage-gate/fit.jsonl \
-    --costs act=2,refuse=2,review=1 --capacity 0.1 --report "$REPORTS/passage-gate" ${DRY:-} -q
+    --costs act=3,refuse=3,review=1 --capacity 0.1 --report "$REPORTS/passage-gate" ${DRY:-} ${CACHE_OPT:-} -q
 $SEAMS calibrate tool-selection calibration/tool-selection/fit.jsonl \
-    --costs act=2,refuse=1,review=1 --report "$REPORTS/tool-selection" ${DRY:-} -q
+    --costs act=2,refuse=1,review=1 --report "$REPORTS/tool-selection" ${DRY:-} ${CACHE_OPT:-} -q
 $SEAMS calibrate output-check calibration/output-check/fit.jsonl \
-    --costs act=5,refuse=1,review=2 --capacity 0.2 --report "$REPORTS/output-check" ${DRY:-} -q
+    --costs act=1,refuse=5,review=2 --capacity 0.2 --report "$REPORTS/output-check" ${DRY:-} ${CACHE_OPT:-} -q

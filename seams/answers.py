@@ -8,7 +8,9 @@ so a malformed answer is a `ProtocolError`, never a guess.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
+from functools import lru_cache
+from operator import mul
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,10 +37,28 @@ def score_confidence(probs: Sequence[float]) -> float:
     n = len(probs)
     if n <= 1:
         return 1.0
-    k = max(range(n), key=lambda i: probs[i])
-    spread = sum(p * abs(i - k) for i, p in enumerate(probs))
-    uniform = sum(abs(i - (n - 1) / 2) for i in range(n)) / n
-    return max(0.0, min(1.0, 1 - spread / uniform))
+    k = max(range(n), key=probs.__getitem__)  # the first most likely level
+    spread = sum(map(mul, probs, _distances(n, k)))
+    return max(0.0, min(1.0, 1 - spread / _uniform_spread(n)))
+
+
+@lru_cache(maxsize=None)
+def _distances(n: int, k: int) -> tuple[int, ...]:
+    """|i − k| for each level i of an n-level ladder."""
+    return tuple(abs(i - k) for i in range(n))
+
+
+@lru_cache(maxsize=None)
+def _uniform_spread(n: int) -> float:
+    """D for an n-level ladder: the mean distance of a uniform distribution from its middle."""
+    return sum(abs(i - (n - 1) / 2) for i in range(n)) / n
+
+
+@lru_cache(maxsize=None)
+def _level_keys(n: int) -> tuple[list[str], frozenset[str]]:
+    """The 0-based level keys of an n-level ladder, in order and as a set (computed once per n)."""
+    keys = [str(i) for i in range(n)]
+    return keys, frozenset(keys)
 
 
 class _Answer(BaseModel):
@@ -179,16 +199,24 @@ def _finite_prob(value: Any, where: str) -> float:
     return float(min(1.0, max(0.0, value)))
 
 
-def _distribution(raw: Any, keys: list[str], where: str) -> list[float]:
-    if not isinstance(raw, Mapping):
+def _prob(value: Any, where: str, field: str) -> float:
+    """`_finite_prob` with the common case inlined: the location text is built only on a failure."""
+    if type(value) is float and 0.0 <= value <= 1.0:  # NaN fails the comparison
+        return value
+    return _finite_prob(value, f"{where}{field}")
+
+
+def _distribution(raw: Any, keys: list[str], keyset: Set[str], where: str) -> list[float]:
+    """The probabilities of `keys`, in order: exactly those keys, each in [0, 1], summing to 1."""
+    if type(raw) is not dict and not isinstance(raw, Mapping):  # ABC checks are slow; JSON gives dicts
         raise ProtocolError(f"{where}.probabilities: expected an object, got {type(raw).__name__}")
-    if set(raw) != set(keys):
+    # A keys view compares as a set, without building one for the common (equal) case.
+    if raw.keys() != keyset:
         missing, extra = sorted(set(keys) - set(raw)), sorted(set(raw) - set(keys))
         raise ProtocolError(f"{where}.probabilities: keys must be exactly {keys}; missing {missing}, extra {extra}")
     probs: list[float] = []
     for k in keys:
         value = raw[k]
-        # Fast path for the common case; the message (and its repr) is built only on a failure.
         ok = type(value) is float and 0.0 <= value <= 1.0
         probs.append(value if ok else _finite_prob(value, f"{where}.probabilities[{k!r}]"))
     total = sum(probs)
@@ -200,7 +228,7 @@ def _distribution(raw: Any, keys: list[str], where: str) -> list[float]:
 def _confidence(raw: Mapping[str, Any], expected: float, where: str) -> float:
     if "confidence" not in raw:
         raise ProtocolError(f"{where}: missing confidence")
-    got = _finite_prob(raw["confidence"], f"{where}.confidence")
+    got = _prob(raw["confidence"], where, ".confidence")
     if abs(got - expected) > FORMULA_TOLERANCE:
         raise ProtocolError(
             f"{where}.confidence is {got:.4f} but the protocol's formula gives {expected:.4f} "
@@ -209,9 +237,18 @@ def _confidence(raw: Mapping[str, Any], expected: float, where: str) -> float:
     return got
 
 
+def _is_text(value: Any) -> bool:
+    """Whether a value is a `Text` (a string, an object or an array), as a legend entry must be."""
+    return isinstance(value, (str, dict, list))
+
+
 def parse_answer(question: Noul | Choice | Score, raw: Any, where: str = "answer") -> NoulAnswer | ChoiceAnswer | ScoreAnswer:
-    """Read one answer strictly against its question; raise `ProtocolError` on any deviation."""
-    if not isinstance(raw, Mapping):
+    """Read one answer strictly against its question; raise `ProtocolError` on any deviation.
+
+    Every check is explicit here, and the answer model validates its fields once more when it
+    is built (pydantic's compiled validation is cheaper than `model_construct`, so it stays).
+    """
+    if type(raw) is not dict and not isinstance(raw, Mapping):  # ABC checks are slow; JSON gives dicts
         raise ProtocolError(f"{where}: expected an object, got {type(raw).__name__}")
     if raw.get("type") != question.type:
         raise ProtocolError(f"{where}: type is {raw.get('type')!r}, the question is a {question.type}")
@@ -219,33 +256,37 @@ def parse_answer(question: Noul | Choice | Score, raw: Any, where: str = "answer
     if isinstance(question, Noul):
         if "noul" not in raw:
             raise ProtocolError(f"{where}: missing noul")
-        return NoulAnswer(noul=_finite_prob(raw["noul"], f"{where}.noul"), **extras)
+        return NoulAnswer(noul=_prob(raw["noul"], where, ".noul"), **extras)
     if isinstance(question, Choice):
-        names = question.options
-        probs = _distribution(raw.get("probabilities"), names, where)
+        criteria = question.criteria
+        names = list(criteria)
+        probs = _distribution(raw.get("probabilities"), names, criteria.keys(), where)
         choice = raw.get("choice")
-        if choice not in question.criteria:
+        if not isinstance(choice, str) or choice not in criteria:
             raise ProtocolError(f"{where}.choice {choice!r} is not one of the options")
         if probs[names.index(choice)] < max(probs) - 1e-6:
             raise ProtocolError(f"{where}.choice {choice!r} is not the most probable option")
         conf = _confidence(raw, choice_confidence(probs), where)
         return ChoiceAnswer(choice=choice, probabilities=dict(zip(names, probs)), confidence=conf, **extras)
-    keys = [str(i) for i in range(len(question.criteria))]
+    keys, keyset = _level_keys(len(question.criteria))
     legend = raw.get("legend")
-    if not isinstance(legend, Mapping) or set(legend) != set(keys):
+    if (type(legend) is not dict and not isinstance(legend, Mapping)) or legend.keys() != keyset:
         got = sorted(legend) if isinstance(legend, Mapping) else legend
         raise ProtocolError(f"{where}.legend: keys must be the 0-based levels {keys}, got {got!r}")
-    probs = _distribution(raw.get("probabilities"), keys, where)
+    ordered_legend = {k: legend[k] for k in keys}
+    if not all(map(_is_text, ordered_legend.values())):
+        raise ProtocolError(f"{where}.legend: every level must be a string, an object or an array")
+    probs = _distribution(raw.get("probabilities"), keys, keyset, where)
     score = raw.get("score")
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
         raise ProtocolError(f"{where}.score: expected a finite number, got {score!r}")
-    expected = sum(i * p for i, p in enumerate(probs))
+    expected = sum(map(mul, probs, range(len(probs))))
     if abs(score - expected) > FORMULA_TOLERANCE * (len(keys) - 1):
         raise ProtocolError(f"{where}.score {score} is not the expectation of its probabilities ({expected:.4f})")
     conf = _confidence(raw, score_confidence(probs), where)
     return ScoreAnswer(
         score=float(score),
-        legend={k: legend[k] for k in keys},
+        legend=ordered_legend,
         probabilities=dict(zip(keys, probs)),
         confidence=conf,
         **extras,

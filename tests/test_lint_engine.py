@@ -189,3 +189,12 @@ def test_the_shipped_model_judges_a_few_units(tmp_path: Path) -> None:
     assert result.judged >= 3 and result.model == judge.model_id
     for f in result.findings:
         assert f.source == "check" or (0.0 <= f.probability <= 1.0 and f.threshold is not None)
+
+
+def test_inline_suppression_in_any_comment_syntax(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text("db:\n  password: Sup3rS3cretValue  # seams: ignore[secret-or-debug]\n")
+    (tmp_path / "other.yaml").write_text("db:\n  password: Sup3rS3cretValue  # seams: ignore[some-other-rule]\n")
+    (tmp_path / "m.py").write_text("def f():\n    breakpoint()  # seams: ignore\n")
+    result = lint([tmp_path], load_rules(), judge=None, root=tmp_path)
+    assert [(f.path, f.start) for f in result.findings] == [("other.yaml", 2)]
+    assert result.suppressed == 4  # (unit, rule) pairs: app.yaml once, f() for each of its three rules

@@ -124,6 +124,9 @@ def split_questions(state_json: str, wired: Mapping[str, WireQuestion]) -> list[
             f"token); System One allows about {STATE_QUESTION_BUDGET:,} tokens for the state plus its "
             f"longest question. Shorten the state or judge it in parts."
         )
+    total = state_tokens + sum(w.tokens for w in wired.values())
+    if total <= STATE_QUESTION_BUDGET:  # the common case: state plus any one question fits too
+        return [list(wired)]
     longest = max(wired, key=lambda qid: wired[qid].tokens)
     if state_tokens + wired[longest].tokens > STATE_QUESTION_BUDGET:
         raise StateError(
@@ -131,7 +134,6 @@ def split_questions(state_json: str, wired: Mapping[str, WireQuestion]) -> list[
             f"{wired[longest].tokens:,}) is over System One's budget of about "
             f"{STATE_QUESTION_BUDGET:,} tokens for the state plus its longest question"
         )
-    total = state_tokens + sum(w.tokens for w in wired.values())
     if total <= REQUEST_BUDGET:
         return [list(wired)]
     groups: list[list[str]] = [[]]

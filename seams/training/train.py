@@ -187,8 +187,8 @@ def train(
         feats = tok.pad({k: [enc[k][i] for i in b] for k in ("input_ids", "attention_mask", "token_type_ids")},
                         return_tensors="pt")
         y = torch.tensor([labels[i] for i in b], dtype=torch.float32)
-        out = model(**feats)
-        logits = (out if head == "mean" else out.logits).squeeze(-1)
+        result = model(**feats)
+        logits = (result if head == "mean" else result.logits).squeeze(-1)
         loss = loss_fn(logits, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
