@@ -13,6 +13,10 @@
 # both kinds of rule the costs are symmetric, and the review band carries the uncertainty:
 #   memory: flags → quarantine and poorer → skip are refusals, worth → admit and correction →
 #           supersede are acts: symmetric, review cheaper than either mistake, band capped.
+#           Cut-points on the raw probabilities (--calibrator none): the sets label several
+#           questions by proxy (secrets spliced into NLI sentences, worth as statement vs request),
+#           and a Platt map fitted on a proxy that the model separates almost perfectly moved
+#           ordinary short facts to P(secret) 0.95 — a recalibration that does not transfer.
 #   passages: injection → quarantine is a refusal, keep is an act: symmetric; nobody reviews
 #             passages by hand at scale, so the band is capped low.
 #   tools: `then` is suggest (an act): a wrong suggestion costs more than none (the agent asks).
@@ -25,7 +29,7 @@ SEAMS=${SEAMS:-seams}
 REPORTS=${REPORTS:-calibration/reports}
 CACHE_OPT=${CACHE:+--cache $CACHE}
 $SEAMS calibrate memory-admission calibration/memory-admission/fit.jsonl \
-    --costs act=3,refuse=3,review=1 --capacity 0.3 --report "$REPORTS/memory-admission" ${DRY:-} ${CACHE_OPT:-} -q
+    --costs act=3,refuse=3,review=1 --capacity 0.3 --calibrator none --report "$REPORTS/memory-admission" ${DRY:-} ${CACHE_OPT:-} -q
 $SEAMS calibrate passage-gate calibration/passage-gate/fit.jsonl \
     --costs act=3,refuse=3,review=1 --capacity 0.1 --report "$REPORTS/passage-gate" ${DRY:-} ${CACHE_OPT:-} -q
 $SEAMS calibrate tool-selection calibration/tool-selection/fit.jsonl \

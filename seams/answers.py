@@ -8,8 +8,9 @@ so a malformed answer is a `ProtocolError`, never a guess.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence, Set
-from functools import lru_cache
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from functools import cache
 from operator import mul
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -42,19 +43,19 @@ def score_confidence(probs: Sequence[float]) -> float:
     return max(0.0, min(1.0, 1 - spread / _uniform_spread(n)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _distances(n: int, k: int) -> tuple[int, ...]:
     """|i − k| for each level i of an n-level ladder."""
     return tuple(abs(i - k) for i in range(n))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _uniform_spread(n: int) -> float:
     """D for an n-level ladder: the mean distance of a uniform distribution from its middle."""
     return sum(abs(i - (n - 1) / 2) for i in range(n)) / n
 
 
-@lru_cache(maxsize=None)
+@cache
 def _level_keys(n: int) -> tuple[list[str], frozenset[str]]:
     """The 0-based level keys of an n-level ladder, in order and as a set (computed once per n)."""
     keys = [str(i) for i in range(n)]
@@ -206,7 +207,7 @@ def _prob(value: Any, where: str, field: str) -> float:
     return _finite_prob(value, f"{where}{field}")
 
 
-def _distribution(raw: Any, keys: list[str], keyset: Set[str], where: str) -> list[float]:
+def _distribution(raw: Any, keys: list[str], keyset: AbstractSet[str], where: str) -> list[float]:
     """The probabilities of `keys`, in order: exactly those keys, each in [0, 1], summing to 1."""
     if type(raw) is not dict and not isinstance(raw, Mapping):  # ABC checks are slow; JSON gives dicts
         raise ProtocolError(f"{where}.probabilities: expected an object, got {type(raw).__name__}")
