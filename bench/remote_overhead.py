@@ -332,7 +332,7 @@ def main() -> None:
     ours_r = [a - b for a, b in zip(rounds_cpu["seams"], rounds_cpu["httpx-t"], strict=True)]
     theirs_r = [a - b for a, b in zip(rounds_cpu["sdk"], rounds_cpu["httpx2-t"], strict=True)]
     ours, theirs = statistics.median(ours_r), statistics.median(theirs_r)
-    q_ours, q_theirs = statistics.quantiles(ours_r, n=4), statistics.quantiles(theirs_r, n=4)
+    q_ours, q_theirs = (statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3 for v in (ours_r, theirs_r))
     print(
         f"client overhead above its HTTP transport (CPU, paired per round): seams {ours:.0f} µs "
         f"[IQR {q_ours[0]:.0f}–{q_ours[2]:.0f}] (seams - httpx-t), sdk {theirs:.0f} µs "
