@@ -11,6 +11,9 @@ import pytest
 from seams import judges
 from seams.judges.local import LocalJudge
 
+# The tiny stand-in is not the model the built-in rubrics are calibrated on: they warn, rightly.
+pytestmark = pytest.mark.filterwarnings("ignore::seams.rubric.CalibrationWarning")
+
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
 
 

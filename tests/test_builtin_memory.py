@@ -13,6 +13,10 @@ from seams.errors import InputError, ServiceUnavailable
 
 from .fixed_judge import FixedJudge
 
+# The built-in rubrics carry a calibration fitted on the shipped model; on fixed answers from
+# another "model" it is (rightly) not applied, and the rubric warns so. Not what these test.
+pytestmark = pytest.mark.filterwarnings("ignore::seams.rubric.CalibrationWarning")
+
 QUIET = {"poison": 0.02, "secret": 0.01, "poorer": 0.05}
 UNRELATED = {**QUIET, "related": 0.1, "worth": 0.9,
              "relation": {"restatement": 0.2, "correction": 0.1, "enrichment": 0.7}}

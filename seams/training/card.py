@@ -57,6 +57,36 @@ def _read(path: Path) -> Any:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+GOALS = {"injection": 0.95, "contradiction": 0.90, "correction_vs_restatement": 0.80, "relevance": 0.85,
+         "tool_bfcl_multiple": 0.85, "no_tool_recall@keep0.9": 0.80}
+
+
+def _shortfalls(met: dict[str, Any]) -> list[str]:
+    """Where the model misses a goal of the training issue, or a baseline beats it — stated, not hidden."""
+    res = met.get("results", {})
+    out = ["## Where it falls short", ""]
+    for task, row in res.items():
+        ours = row.get("seams")
+        if not isinstance(ours, float):
+            continue
+        goal = GOALS.get(task)
+        better = [f"{b} {row[b]:.3f}" for b in ("sparrow", "cosine", "bm25") if isinstance(row.get(b), float)
+                  and row[b] >= ours]
+        notes = []
+        if goal is not None and ours < goal:
+            notes.append(f"below the goal {goal} ({ours:.3f})")
+        if better:
+            notes.append(f"a baseline is as good or better: {', '.join(better)} vs {ours:.3f}")
+        if notes:
+            out.append(f"- **{task}**: " + "; ".join(notes))
+    out.append("")
+    out.append("In particular the model does not yet separate a contradiction or a correction from a restatement "
+               "(it scores two statements with overlapping words as contradicting either way): do not rely on it for "
+               "the memory-admission correction/restatement decision without calibration on your own data.")
+    out.append("")
+    return out
+
+
 def _phases(run: Path) -> list[dict[str, Any]]:
     """The run and the runs it was initialised from, oldest first."""
     out: list[dict[str, Any]] = []
@@ -124,7 +154,7 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
                + warm + f"; training max_length {a.get('max_length')} tokens; "
                f"{a.get('steps')} steps; starts from {a.get('init_from') or 'the base encoder'}"),
               (f"- data version (sha256 prefix of the mixture JSONL): `{m.get('hash')}`; {m.get('pairs')} pairs"),
-              f"- wall time: {wall / 60:.1f} min", ""]
+              f"- wall time: {wall / 60:.1f} min" + (f" ({d['note']})" if d.get("note") else ""), ""]
         if m.get("tasks"):
             L += ["| task | pairs | positives |", "|---|---|---|"]
             for t, n in m["tasks"].items():
@@ -179,6 +209,8 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
                   "machine; treat as indicative.)"), ""]
     else:
         L += ["(no metrics file given)", ""]
+    if met:
+        L += _shortfalls(met)
     L += ["## Limits", "",
           "- English only; trained with 160-token pairs (the judge windows longer states at 256 tokens).",
           ("- Injection data are mostly short prompts and three BIPIA document kinds; unseen attack styles and "

@@ -24,14 +24,25 @@ from typing import Any
 
 import numpy as np
 
-MODEL_ID = "seams-minilm-l6-xenc-0.1"
+MODEL_FAMILY = "seams-minilm-l6-xenc"
+#: The release the exported weights belong to; bump it with every retrain.
+MODEL_VERSION = "0.2"
+
+
+def model_id_for(onnx_path: Path) -> str:
+    """`family-version+sha8`: the content hash makes a retrain without a version bump a
+    different model id, so calibrations fitted on the old weights are seen as stale."""
+    import hashlib
+
+    digest = hashlib.sha256(onnx_path.read_bytes()).hexdigest()[:8]
+    return f"{MODEL_FAMILY}-{MODEL_VERSION}+{digest}"
 INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
 
 
-def _config(extra: dict[str, Any], choice_temperature: float = 1.0) -> dict[str, Any]:
+def _config(model_id: str, extra: dict[str, Any], choice_temperature: float = 1.0) -> dict[str, Any]:
     cfg = {
         "format": "seams.cross-encoder/1",
-        "model_id": MODEL_ID,
+        "model_id": model_id,
         "onnx": "model.onnx",
         "tokenizer": "tokenizer.json",
         "max_length": 256,
@@ -225,7 +236,7 @@ def export(run: Path, out: Path, choice_temperature: float | None = None) -> dic
         "license": "Apache-2.0",
         "training": {"phases": phases},
     }
-    cfg = _config(extra, choice_temperature)
+    cfg = _config(model_id_for(out / "model.onnx"), extra, choice_temperature)
     (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
     record = {"parity": par, "temperature": temp_info, "export_s": time.time() - t0,
               "fp32_bytes": fp32.stat().st_size, "int8_bytes": int8.stat().st_size}
