@@ -32,13 +32,8 @@ class RuleTrace(BaseModel):
     outcome: str | None = None  # None: the rule passed the case on to the next one
 
 
-class Decision(BaseModel):
-    """The outcome of a rubric for one state, with everything an auditor needs.
-
-    `probability` and `threshold` are the number that decided and the cut-point it crossed
-    (None for the default outcome). The raw state is kept only when asked, so an audit log does
-    not copy user data by accident.
-    """
+class Verdict(BaseModel):
+    """What the policy decided: the outcome, the rule and the number that decided it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,8 +45,18 @@ class Decision(BaseModel):
     probability: float | None = None
     threshold: float | None = None
     zone: Zone
-    answers: dict[str, AnyAnswer] = Field(default_factory=dict)
     trace: list[RuleTrace] = Field(default_factory=list)
+
+
+class Decision(Verdict):
+    """The outcome of a rubric for one state, with everything an auditor needs.
+
+    `probability` and `threshold` are the number that decided and the cut-point it crossed
+    (None for the default outcome). The raw state is kept only when asked, so an audit log does
+    not copy user data by accident.
+    """
+
+    answers: dict[str, AnyAnswer] = Field(default_factory=dict)
     rubric: str
     rubric_version: str
     rubric_hash: str
@@ -83,4 +88,4 @@ class Decision(BaseModel):
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-__all__ = ["Decision", "OutcomeKind", "RuleTrace", "Zone"]
+__all__ = ["Decision", "OutcomeKind", "RuleTrace", "Verdict", "Zone"]

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
-from .decision import OutcomeKind, RuleTrace, Zone
+from .decision import OutcomeKind, RuleTrace, Verdict, Zone
 from .questions import Choice, Noul, Score
 
 NEXT = "next"
@@ -222,22 +222,6 @@ class Policy(_Spec):
 
 
 # --------------------------------------------------------------------------- evaluation
-
-
-class Verdict(BaseModel):
-    """What the policy decided, before it is wrapped in a Decision with provenance."""
-
-    model_config = ConfigDict(frozen=True)
-
-    outcome: str
-    kind: OutcomeKind
-    rule: str | None = None
-    question: str | None = None
-    option: str | None = None
-    probability: float | None = None
-    threshold: float | None = None
-    zone: Zone
-    trace: list[RuleTrace] = Field(default_factory=list)
 
 
 def _value(answer: AnswerT, option: str | None = None) -> float:

@@ -94,5 +94,16 @@ def fmt_p(p: float | None) -> str:
 
 Emit = Callable[[Any], None]
 
-__all__ = ["EXIT_FAILED", "escape", "EXIT_OK", "EXIT_USAGE", "console", "err_console", "errors_to_exit", "fmt_p",
-           "make_judge", "print_json", "read_state"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "console",
+    "err_console",
+    "errors_to_exit",
+    "escape",
+    "fmt_p",
+    "make_judge",
+    "print_json",
+    "read_state",
+]
