@@ -6,11 +6,11 @@
 #
 # Sets: calibration/<seam>/fit.jsonl (built by calibration/build_seam_sets.py); the held-out
 # halves (heldout.jsonl) are for bench/seams_vs_baselines.py and `seams eval`, never fitted on.
-# Costs say what a mistake costs relative to a human look. Note how `seams calibrate` reads them
-# today: per rule, "act" prices a wrong decision in the rule's high zone (its `then`) and "refuse"
-# one in its low zone, whatever the kind of the `then` outcome. So for a red-flag rule whose
-# `then` is a refusal (memory/passage flags → quarantine) the roles swap. Where a rubric mixes
-# both kinds of rule the costs are symmetric, and the review band carries the uncertainty:
+# Costs say what a mistake costs relative to a human look. `seams calibrate` prices each rule's
+# zones by the kind of their outcome: a wrong decision in a zone whose outcome is an act costs
+# `act`, one whose outcome is a refusal costs `refuse` (so a red-flag rule whose `then` is a
+# quarantine prices its high zone as a refusal). Where a rubric mixes both kinds of rule the costs
+# below are symmetric anyway, and the review band carries the uncertainty:
 #   memory: flags → quarantine and poorer → skip are refusals, worth → admit and correction →
 #           supersede are acts: symmetric, review cheaper than either mistake, band capped.
 #           Cut-points on the raw probabilities (--calibrator none): the sets label several

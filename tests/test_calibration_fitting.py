@@ -248,3 +248,24 @@ def test_a_zero_slope_is_applied_as_the_base_rate_not_ignored():
 
     flat = Calibrator(method="platt", a=0.0, b=-0.5)
     assert flat.apply_p(0.1) == pytest.approx(flat.apply_p(0.9)) == pytest.approx(1 / (1 + np.exp(0.5)))
+
+
+def test_costs_follow_the_kind_of_the_outcome_in_each_zone():
+    """A red-flag rule (high zone → a refusal) prices a wrong high-zone decision as a wrong
+    refusal: fitting it with act=10, refuse=1 equals fitting the act-then rule with the prices
+    swapped."""
+    acting = Rubric.loads(NOUL_RUBRIC)
+    refusing = Rubric.loads(NOUL_RUBRIC.replace("then: allow\n      else: block", "then: block\n      else: allow"))
+    assert refusing.policy.outcomes[refusing.policy.rules[0].then] == "refuse"
+    judge = SynthJudge()
+    data = loads_jsonl(_set(400, seed=3), acting.questions)
+    run = run_set(data, judge)
+
+    def cuts(rubric, costs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = fit_calibration(rubric, data, run, FitOptions(costs=Costs.parse(costs), n_boot=20)).block.thresholds["flag"]
+        return t.high, t.low
+
+    assert cuts(refusing, "act=10,refuse=1,review=0.5") == cuts(acting, "act=1,refuse=10,review=0.5")
+    assert cuts(refusing, "act=10,refuse=1,review=0.5") != cuts(acting, "act=10,refuse=1,review=0.5")

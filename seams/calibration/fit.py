@@ -177,11 +177,12 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
             notes.append(f"rule {rule.id!r} has no review band (review: next); a target error needs one: "
                          f"thresholds kept as written")
             continue
+        zone_costs = _zone_costs(rubric, rule, options.costs)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             if options.method == "cost":
                 capacity = 0.0 if no_band else options.capacity
-                est: Any = CostThresholds(options.costs, capacity).fit(p_f, y_f)
+                est: Any = CostThresholds(zone_costs, capacity).fit(p_f, y_f)
                 params: dict[str, Any] = {"costs": {"act": options.costs.act, "refuse": options.costs.refuse,
                                                     "review": options.costs.review},
                                           "expected_cost_fit": round(est.cost_, 6)}
@@ -199,7 +200,7 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
         low = min(low, high)
         _, p_r, y_r = rule_data(rule, questions, dataset, run, transform, report_ids)
         _, p_r_raw, y_r_raw = rule_data(rule, questions, dataset, run, None, report_ids)
-        costs = options.costs if options.method == "cost" else None
+        costs = zone_costs if options.method == "cost" else None
         fit_z = zone_metrics(p_f, y_f, high, low, costs=costs)
         rep_z = zone_metrics(p_r, y_r, high, low, costs=costs) if len(p_r) else {}
         before_z = zone_metrics(p_r_raw, y_r_raw, rule.high, rule.low_, costs=costs) if len(p_r_raw) else {}
@@ -237,6 +238,19 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
     )
     return CalibrationResult(block, qresults, rresults, notes, fit_ids, report_ids)
 
+
+
+def _zone_costs(rubric: Rubric, rule: Any, costs: Costs) -> Costs:
+    """The stated costs as a rule's zones see them.
+
+    The fitters price a wrong decision in the high zone as `act` and one in the low zone as
+    `refuse`. When the rule's high zone is a refusal (a red flag that quarantines), a wrong
+    high-zone decision is a wrong automatic refusal, so the two prices swap.
+    """
+    then = rule.then
+    if then is not None and then != NEXT and rubric.policy.outcomes.get(then) == "refuse":
+        return Costs(act=costs.refuse, refuse=costs.act, review=costs.review)
+    return costs
 
 __all__ = ["MIN_LABELS", "WARN_LABELS", "CalibrationDataWarning", "CalibrationResult", "FitOptions",
            "check_counts", "fit_calibration", "noul_threshold"]
