@@ -197,27 +197,32 @@ class Cassette:
         self._append(rec)
         self._records[key] = rec
 
-    def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
+    def _lookup(self, state: Any, questions: Mapping[str, Any]) -> tuple[Any, str, Answers | None]:
+        """(wired questions, key, the replayed answers or None when the judge must be asked).
+
+        Shared by `ask` and `aask`, which differ only in how they call the judge on a miss."""
         wired, key = self._prepare(state, questions)
         rec = self._records.get(key) if self._mode != "record" else None
         if rec is not None:
-            return self._replay(key, rec, {qid: w.question for qid, w in wired.items()})
+            return wired, key, self._replay(key, rec, {qid: w.question for qid, w in wired.items()})
         if self._mode == "replay":
             raise self._miss(state, wired)
         assert self._judge is not None
-        answers = self._judge.ask(state, questions)
+        return wired, key, None
+
+    def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
+        wired, key, replayed = self._lookup(state, questions)
+        if replayed is not None:
+            return replayed
+        answers = self._judge.ask(state, questions)  # type: ignore[union-attr]
         self._record(key, state, wired, answers)
         return answers
 
     async def aask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
-        wired, key = self._prepare(state, questions)
-        rec = self._records.get(key) if self._mode != "record" else None
-        if rec is not None:
-            return self._replay(key, rec, {qid: w.question for qid, w in wired.items()})
-        if self._mode == "replay":
-            raise self._miss(state, wired)
-        assert self._judge is not None
-        answers = await self._judge.aask(state, questions)
+        wired, key, replayed = self._lookup(state, questions)
+        if replayed is not None:
+            return replayed
+        answers = await self._judge.aask(state, questions)  # type: ignore[union-attr]
         self._record(key, state, wired, answers)
         return answers
 
