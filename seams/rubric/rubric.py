@@ -284,10 +284,11 @@ def _check_semantics(spec: RubricSpec, doc: Any, path: str | None) -> None:
                 if ref not in declared:
                     have = f"declared fields: {list(declared)}" if declared else f"the state is {spec.state.type} and declares no fields"
                     fail(f"`{ref}` names a state field that is not declared ({have})", loc)
-    for i, rule in enumerate(spec.policy.rules):
-        for rule_id, message in spec.policy.check_questions(spec.questions):
-            if rule_id == rule.id:
-                fail(f"rule {rule_id!r} {message}", ["policy", "rules", i])
+    problems = spec.policy.check_questions(spec.questions)
+    if problems:
+        index = {rule.id: i for i, rule in enumerate(spec.policy.rules)}
+        rule_id, message = problems[0]
+        fail(f"rule {rule_id!r} {message}", ["policy", "rules", index[rule_id]])
 
 
 def builtin_path(name: str) -> Path:
