@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from seams.builtin.memory import NOTHING_STORED, MemoryGate, MemoryStore, lexical_similarity
-from seams.builtin.secrets import find_secrets, luhn_ok, redact
+from seams.secrets import find_secrets, luhn_ok, redact
 from seams.errors import InputError, ServiceUnavailable
 
 from .fixed_judge import FixedJudge
@@ -90,6 +90,7 @@ def test_nearest_is_lexical_and_only_current():
     ("token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "github_token"),
     ("my password is hunter22", "password"),
     ("the wifi password for guests is Sunny2024!", "password"),
+    ("staging db is postgres://admin:Tr0ub4dor@db.internal/app", "url_password"),
 ])
 def test_secrets_are_rejected_before_any_judge_is_asked(text, kind):
     judge = FixedJudge({})  # would fail if asked: it has no values

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from seams.lint.checks import irreversible_migration, secret_or_debug, swallowed_error
+from seams.lint.checks import SECRET_PATTERNS, irreversible_migration, secret_or_debug, swallowed_error
 from seams.lint.units import Unit, hunk_units
 
 
@@ -50,6 +50,16 @@ def test_secret_shapes_and_names() -> None:  # seams: ignore[secret-or-debug] (f
     hits = secret_or_debug(unit(code))
     assert [h.line for h in hits] == [2, 3, 4, 5]
     assert "AWS access key id" in hits[0].message and "`password`" in hits[1].message
+
+
+def test_lint_and_the_memory_gate_share_one_table_of_key_formats():
+    # one place for each concept: a key format added for the memory gate is one lint catches too
+    from seams.secrets import KEY_FORMATS, find_secrets
+
+    assert {f.label for f in KEY_FORMATS} == set(SECRET_PATTERNS)
+    text = "GH = \"ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789\""
+    assert [f.kind for f in find_secrets(text)] == ["github_token"]
+    assert "GitHub token" in secret_or_debug(unit(text))[0].message
 
 
 @pytest.mark.parametrize("line", [

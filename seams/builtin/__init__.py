@@ -19,7 +19,7 @@ from .escalation import (
 )
 from .memory import Admission, Memory, MemoryGate, MemoryStore
 from .passages import PassageGate, PassageSelection, ScoredPassage
-from .secrets import Finding, find_secrets
+from ..secrets import Finding, find_secrets
 from .tools import Tool, ToolSelector, ToolSuggestion
 
 __all__ = [

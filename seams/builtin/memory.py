@@ -10,7 +10,7 @@ dropped as a duplicate and the stale fact stays.
 The gate decides in this order:
 
 1. **Code first.** Card numbers (Luhn), vendor keys, tokens and passwords in words are rejected
-   before any model sees them (`seams.builtin.secrets`).
+   before any model sees them (`seams.secrets`).
 2. **The rubric** `memory-admission`, asked once per nearest memory: red flags (an instruction
    aimed at the system, a secret) → quarantine; a candidate the memory already implies →
    skip as a duplicate (so a poorer restatement never overwrites a richer memory); related memories
@@ -44,7 +44,7 @@ from ..judges.base import Judge
 from ..routing import Decider
 from ..rubric import Rubric
 from ._common import adecide_many, decide_many, load_rubric
-from .secrets import Finding, find_secrets
+from ..secrets import Finding, find_secrets
 
 MemoryOutcome = Literal["admit", "supersede", "enrich", "skip_duplicate", "hold", "reject", "quarantine"]
 MemoryStatus = Literal["active", "held"]

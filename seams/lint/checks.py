@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..secrets import KEY_FORMATS
 from .units import Unit, split_lines
 
 
@@ -92,18 +93,8 @@ def swallowed_error(unit: Unit) -> list[Hit]:
 
 # --------------------------------------------------------------------------- secrets and debug
 
-#: Shapes of credentials that are never anything else (provider prefixes and key headers).
-SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
-    "AWS access key id": re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    "private key": re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
-    "GitHub token": re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b"),
-    "Slack token": re.compile(r"\bxox[abposr]-[0-9A-Za-z-]{10,}\b"),
-    "Stripe live key": re.compile(r"\b[sr]k_live_[0-9A-Za-z]{16,}\b"),
-    "Google API key": re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    "API secret key": re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{32,}\b"),
-    "password in a URL": re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"'{}$<>]+:(?!password@|pass@|\*+@)[^/\s@\"'{}$<>]{4,}@"),
-    "bearer token": re.compile(r"\bBearer [A-Za-z0-9\-_.=+/]{20,}"),
-}
+#: Shapes of credentials that are never anything else, by label (the table lives with the memory gate's).
+SECRET_PATTERNS: dict[str, re.Pattern[str]] = {f.label: f.pattern for f in KEY_FORMATS}
 _SECRET_NAME = re.compile(r"(?i)(pass(word|wd)?|pwd|secret|api_?key|apikey|access_?key|private_?key|token|credential)s?$")
 #: Names that hold a secret's *name* or location, not the secret.
 _NOT_SECRET_NAME = re.compile(r"(?i)(name|field|header|env|var|path|file|url|uri|prefix|type|kind|label|id|len|length|pattern)$")

@@ -27,18 +27,31 @@ class Finding:
 # 13–19 digits, optionally grouped by single spaces or dashes (how card numbers are written).
 _CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
 
-#: Vendor key formats with a fixed prefix: certain enough on their own.
-_KEYS: list[tuple[str, re.Pattern[str]]] = [
-    ("private_key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("github_token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b")),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("stripe_key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b")),
-    ("openai_style_key", re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b")),
-    ("bearer_token", re.compile(r"\b[Bb]earer\s+[A-Za-z0-9_\-.=]{20,}")),
-]
+@dataclass(frozen=True)
+class KeyFormat:
+    """A credential shape that is never anything else: a vendor's key prefix, a key header."""
+
+    kind: str  #: machine name, used as a `Finding`'s kind
+    label: str  #: the same in words, for messages ("a hard-coded AWS access key id")
+    pattern: re.Pattern[str]
+
+
+#: The one table of vendor key formats, shared by the memory gate and `seams lint`'s secret check.
+KEY_FORMATS: tuple[KeyFormat, ...] = (
+    KeyFormat("private_key", "private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
+    KeyFormat("aws_access_key", "AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    KeyFormat("github_token", "GitHub token",
+              re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b")),
+    KeyFormat("slack_token", "Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
+    KeyFormat("google_api_key", "Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    KeyFormat("stripe_key", "Stripe key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b")),
+    KeyFormat("openai_style_key", "API secret key", re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}\b")),
+    KeyFormat("jwt", "JSON web token",
+              re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b")),
+    KeyFormat("bearer_token", "bearer token", re.compile(r"\b[Bb]earer\s+[A-Za-z0-9_\-.=+/]{20,}")),
+    KeyFormat("url_password", "password in a URL", re.compile(
+        r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"'{}$<>]+:(?!password@|pass@|\*+@)[^/\s@\"'{}$<>]{4,}@")),
+)
 
 #: "password is hunter2", "pwd: x", "api key = ...": a credential given in words.
 _CREDENTIAL = re.compile(
@@ -81,9 +94,9 @@ def find_secrets(text: str) -> list[Finding]:
         digits = re.sub(r"\D", "", m.group())
         if 13 <= len(digits) <= 19 and luhn_ok(digits) and len(set(digits)) > 1:
             found.append(Finding("card_number", m.start(), m.end()))
-    for kind, pattern in _KEYS:
-        for m in pattern.finditer(text):
-            found.append(Finding(kind, m.start(), m.end()))
+    for fmt in KEY_FORMATS:
+        for m in fmt.pattern.finditer(text):
+            found.append(Finding(fmt.kind, m.start(), m.end()))
     for m in _CREDENTIAL.finditer(text):
         value = m.group("value").rstrip(".,;!?")
         if value.lower() in _NOT_A_VALUE or len(value) < 4:
@@ -116,4 +129,4 @@ def redact(text: str, findings: list[Finding] | None = None) -> str:
     return "".join(out)
 
 
-__all__ = ["Finding", "find_secrets", "luhn_ok", "redact"]
+__all__ = ["KEY_FORMATS", "Finding", "KeyFormat", "find_secrets", "luhn_ok", "redact"]
