@@ -106,7 +106,7 @@ class Score(_Question):
     @classmethod
     def _reject_map(cls, data: Any) -> Any:
         if isinstance(data, Mapping) and isinstance(data.get("criteria"), Mapping):
-            raise ValueError("score criteria must be an ordered list of level descriptions, not a map")
+            raise ValueError("score criteria must be an ordered list of level descriptions, not a map")  # noqa: TRY004 -- pydantic turns only ValueError into a ValidationError
         return data
 
     @field_validator("criteria")

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from seams.builtin.memory import NOTHING_STORED, MemoryGate, MemoryStore, lexical_similarity
-from seams.secrets import find_secrets, luhn_ok, redact
 from seams.errors import InputError, ServiceUnavailable
+from seams.secrets import find_secrets, luhn_ok, redact
 
 from .fixed_judge import FixedJudge
 

@@ -32,7 +32,7 @@ def test_choice_list_shorthand_and_options():
 
 @pytest.mark.parametrize("n", [0, 1, 256])
 def test_choice_option_count_limits(n):
-    with pytest.raises(ValidationError, match=r"2–255 options, got %d" % n):
+    with pytest.raises(ValidationError, match=rf"2–255 options, got {n}"):
         Choice(criteria={f"o{i}": None for i in range(n)})
 
 
@@ -49,7 +49,7 @@ def test_choice_duplicate_names_rejected():
 
 @pytest.mark.parametrize("n", [1, 11])
 def test_score_level_limits(n):
-    with pytest.raises(ValidationError, match=r"2–10 levels, got %d" % n):
+    with pytest.raises(ValidationError, match=rf"2–10 levels, got {n}"):
         Score(criteria=[f"l{i}" for i in range(n)])
 
 

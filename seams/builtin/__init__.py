@@ -7,6 +7,7 @@
   (rubrics `escalation`, `confirm-before-act`, `model-routing`, `output-check`)
 """
 
+from ..secrets import Finding, find_secrets
 from .escalation import (
     Confirmation,
     ConfirmBeforeAct,
@@ -19,7 +20,6 @@ from .escalation import (
 )
 from .memory import Admission, Memory, MemoryGate, MemoryStore
 from .passages import PassageGate, PassageSelection, ScoredPassage
-from ..secrets import Finding, find_secrets
 from .tools import Tool, ToolSelector, ToolSuggestion
 
 __all__ = [

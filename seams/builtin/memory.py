@@ -43,8 +43,8 @@ from ..errors import InputError
 from ..judges.base import Judge
 from ..routing import Decider
 from ..rubric import Rubric
-from ._common import adecide_many, decide_many, load_rubric
 from ..secrets import Finding, find_secrets
+from ._common import adecide_many, decide_many, load_rubric
 
 MemoryOutcome = Literal["admit", "supersede", "enrich", "skip_duplicate", "hold", "reject", "quarantine"]
 MemoryStatus = Literal["active", "held"]

@@ -36,7 +36,7 @@ def parse_yaml(text: str, path: str | None) -> CommentedMap:
         col = mark.column + 1 if mark is not None else None
         problem = exc.problem or exc.context or "invalid YAML"
         raise RubricError(f"malformed YAML: {problem}", path=path, line=line, column=col) from None
-    except Exception as exc:  # ruamel raises a few unmarked errors (e.g. bad encodings)
+    except Exception as exc:  # noqa: BLE001 -- ruamel raises a few unmarked errors (e.g. bad encodings)
         raise RubricError(f"malformed YAML: {exc}", path=path) from None
     if not isinstance(doc, CommentedMap):
         got = "an empty file" if doc is None else ("a list" if isinstance(doc, list) else f"a {type(doc).__name__}")
