@@ -258,6 +258,43 @@ def _budget_error(attempts: Attempts, last: SeamsError | None) -> SeamsError:
     return err
 
 
+def _failed_attempt(
+    attempts: Attempts, method: str, url: httpx.URL, outcome: httpx.Response | Exception,
+    last: SeamsError | None, cut_by_budget: bool,
+) -> tuple[SeamsError, float]:
+    """What one failed attempt means: the error to keep and the wait before the next try.
+
+    The one place the sync and async loops decide: raises the typed error when the call must
+    stop (a status that is not worth retrying, a URL that can never work, retries or budget
+    spent), else returns the error to remember and how long to sleep.
+    """
+    advised: float | None = None
+    if isinstance(outcome, httpx.Response):
+        error = status_error(outcome)
+        if outcome.status_code not in RETRY_STATUSES:
+            raise _with_attempts(error, attempts)
+        advised = retry_after_seconds(outcome.headers)
+    elif isinstance(outcome, httpx.TimeoutException):
+        error = _timeout_error(method, url, outcome, last, cut_by_budget)
+    elif isinstance(outcome, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
+        raise ConfigError(f"cannot reach {url}: {outcome}") from None
+    else:
+        error = TransportError(f"{method} {url} failed: {type(outcome).__name__}: {outcome}")
+    wait = attempts.next_wait(advised)
+    if wait is None:
+        raise _with_attempts(error, attempts)
+    return error, wait
+
+
+def _next_attempt(attempts: Attempts, last: SeamsError | None) -> float:
+    """Start another attempt and return the budget left for it, or raise when none is left."""
+    remaining = attempts.remaining()
+    if remaining <= 0:
+        raise _with_attempts(_budget_error(attempts, last), attempts)
+    attempts.count += 1
+    return remaining
+
+
 class _Prepared:
     """One validated request: encoded state, wired questions, and how they split into requests."""
 
@@ -496,29 +533,16 @@ class RemoteJudge:
         attempts = self._policy.start()
         last: SeamsError | None = None
         while True:
-            remaining = attempts.remaining()
-            if remaining <= 0:
-                raise _with_attempts(_budget_error(attempts, last), attempts)
-            attempts.count += 1
-            advised: float | None = None
+            remaining = _next_attempt(attempts, last)
             try:
-                response = self._request(method, url, body, min(self._timeout, remaining), encoding)
-            except httpx.TimeoutException as e:
-                last = _timeout_error(method, url, e, last, remaining < self._timeout)
-            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
-                raise ConfigError(f"cannot reach {url}: {e}") from None
-            except httpx.TransportError as e:
-                last = TransportError(f"{method} {url} failed: {type(e).__name__}: {e}")
-            else:
-                if response.status_code == 200:
-                    return response
-                last = status_error(response)
-                if response.status_code not in RETRY_STATUSES:
-                    raise _with_attempts(last, attempts)
-                advised = retry_after_seconds(response.headers)
-            wait = attempts.next_wait(advised)
-            if wait is None:
-                raise _with_attempts(last, attempts)
+                outcome: httpx.Response | Exception = self._request(
+                    method, url, body, min(self._timeout, remaining), encoding
+                )
+            except (httpx.TransportError, httpx.InvalidURL) as e:
+                outcome = e
+            if isinstance(outcome, httpx.Response) and outcome.status_code == 200:
+                return outcome
+            last, wait = _failed_attempt(attempts, method, url, outcome, last, remaining < self._timeout)
             time.sleep(wait)
 
     def _request(
@@ -636,7 +660,7 @@ class RemoteJudge:
         return self._aclient, self._semaphore, self._atransports
 
     async def _asend(self, method: str, url: httpx.URL, body: bytes | None) -> httpx.Response:
-        """Async mirror of `_send`."""
+        """Async `_send`: the same loop, the same `_failed_attempt` decisions, awaiting instead."""
         if self._closed:
             raise ConfigError("this RemoteJudge is closed")
         client, semaphore, transports = self._async_state()
@@ -645,31 +669,16 @@ class RemoteJudge:
             attempts = self._policy.start()
             last: SeamsError | None = None
             while True:
-                remaining = attempts.remaining()
-                if remaining <= 0:
-                    raise _with_attempts(_budget_error(attempts, last), attempts)
-                attempts.count += 1
-                advised: float | None = None
+                remaining = _next_attempt(attempts, last)
                 try:
-                    response = await self._arequest(
+                    outcome: httpx.Response | Exception = await self._arequest(
                         client, transports, method, url, body, min(self._timeout, remaining), encoding
                     )
-                except httpx.TimeoutException as e:
-                    last = _timeout_error(method, url, e, last, remaining < self._timeout)
-                except (httpx.UnsupportedProtocol, httpx.InvalidURL) as e:
-                    raise ConfigError(f"cannot reach {url}: {e}") from None
-                except httpx.TransportError as e:
-                    last = TransportError(f"{method} {url} failed: {type(e).__name__}: {e}")
-                else:
-                    if response.status_code == 200:
-                        return response
-                    last = status_error(response)
-                    if response.status_code not in RETRY_STATUSES:
-                        raise _with_attempts(last, attempts)
-                    advised = retry_after_seconds(response.headers)
-                wait = attempts.next_wait(advised)
-                if wait is None:
-                    raise _with_attempts(last, attempts)
+                except (httpx.TransportError, httpx.InvalidURL) as e:
+                    outcome = e
+                if isinstance(outcome, httpx.Response) and outcome.status_code == 200:
+                    return outcome
+                last, wait = _failed_attempt(attempts, method, url, outcome, last, remaining < self._timeout)
                 await asyncio.sleep(wait)
 
     async def _arequest(
