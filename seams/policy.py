@@ -240,14 +240,17 @@ def evaluate(
     answers: Mapping[str, AnswerT],
     *,
     thresholds: Thresholds | None = None,
+    gates: Thresholds | None = None,
     transform: Callable[[str, AnswerT], AnswerT] | None = None,
 ) -> Verdict:
     """Run the rules in order over `answers`.
 
     `thresholds` overrides a rule's (high, low) by rule id — fitted cut-points from a rubric's
-    calibration. `transform` maps each answer before it is read (a fitted recalibration).
+    calibration; `gates` does the same for the rules' gates. `transform` maps each answer before
+    it is read (a fitted recalibration).
     """
     thresholds = thresholds or {}
+    gates = gates or {}
     read: dict[str, AnswerT] = {}
 
     def get(qid: str) -> AnswerT:
@@ -259,18 +262,19 @@ def evaluate(
     for rule in policy.rules:
         if rule.gate is not None:
             g = _value(get(rule.gate.question))
-            if g <= rule.gate.low_ and g < rule.gate.high:
+            g_high, g_low = gates.get(rule.id, (rule.gate.high, rule.gate.low_))
+            if g <= g_low and g < g_high:
                 trace.append(RuleTrace(rule=rule.id, question=rule.gate.question, probability=g, zone="gate",
                                        outcome=None if rule.gate.closed == NEXT else rule.gate.closed))
                 if rule.gate.closed == NEXT:
                     continue
                 return _verdict(policy, rule.gate.closed, rule.id, rule.gate.question, None, g,
-                                rule.gate.low_, "gate", trace)
-            if g < rule.gate.high:
+                                g_low, "gate", trace)
+            if g < g_high:
                 trace.append(RuleTrace(rule=rule.id, question=rule.gate.question, probability=g, zone="band",
                                        outcome=rule.review))
                 return _verdict(policy, rule.review, rule.id, rule.gate.question, None, g,
-                                rule.gate.high, "band", trace)
+                                g_high, "band", trace)
         option: str | None = rule.option
         if rule.any is not None:
             values = {qid: _value(get(qid)) for qid in rule.any}

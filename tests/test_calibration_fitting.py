@@ -269,3 +269,42 @@ def test_costs_follow_the_kind_of_the_outcome_in_each_zone():
 
     assert cuts(refusing, "act=10,refuse=1,review=0.5") == cuts(acting, "act=1,refuse=10,review=0.5")
     assert cuts(refusing, "act=10,refuse=1,review=0.5") != cuts(acting, "act=10,refuse=1,review=0.5")
+
+
+GATED_RUBRIC = NOUL_RUBRIC.replace("name: synth-gate", "name: synth-gated").replace(
+    "questions:\n", "questions:\n  open:\n    type: noul\n    instructions: Is the `text` in scope?\n", 1,
+).replace("      question: flag\n", "      question: flag\n      gate: {question: open, high: 0.95, low: 0.9}\n")
+
+
+def test_a_rules_gate_is_fitted_on_its_own_labels_and_applied_when_deciding():
+    """The gate's cut-points come from the gate question's labels, land near the closed-form
+    optimum for a calibrated judge, and replace the written ones when the rubric decides."""
+    import json
+
+    from seams.answers import Answers, NoulAnswer
+
+    rubric = Rubric.loads(GATED_RUBRIC)
+    rng = np.random.default_rng(7)
+    items = []
+    for i, p in enumerate(rng.beta(1, 1, size=3000)):
+        y_open, y_flag = bool(rng.uniform() < p), bool(rng.uniform() < p)
+        items.append({"id": f"g{i}", "state": {"text": f"item {i}", "p": round(float(p), 6)},
+                      "labels": {"open": y_open, "flag": y_flag}})
+    data = loads_jsonl("".join(json.dumps(it) + "\n" for it in items), rubric.questions)
+    costs = Costs.parse("act=4,refuse=4,review=1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = fit_calibration(rubric, data, run_set(data, SynthJudge()),
+                                 FitOptions(costs=costs, calibrator="none", n_boot=20))
+    gate = result.block.gates["flag"]
+    want_high, want_low = bayes_thresholds(costs)  # 0.75, 0.25
+    assert gate.high == pytest.approx(want_high, abs=0.06) and gate.low == pytest.approx(want_low, abs=0.06)
+    assert "flag (gate)" in result.rules and result.rules["flag (gate)"]["heldout"]["n"] > 0
+
+    fitted = Rubric.from_dict({**rubric.spec.model_dump(by_alias=True, exclude_none=True),
+                               "calibration": result.block.model_dump(mode="json", exclude_none=True)})
+    answers = Answers(model="synth-1", answers={"open": NoulAnswer(noul=0.85), "flag": NoulAnswer(noul=0.99)})
+    # written gate (0.95 / 0.9): 0.85 is closed, the rule is passed over to the default
+    assert rubric.decide_answers(answers).outcome == "block"
+    # fitted gate (≈0.75): 0.85 opens it and the rule's own zone decides
+    assert fitted.decide_answers(answers).outcome == "allow"

@@ -93,6 +93,8 @@ class CalibrationBlock(_Block):
     policy_fingerprint: str
     questions: dict[str, QuestionCalibration] = Field(default_factory=dict)
     thresholds: dict[str, RuleThresholds] = Field(default_factory=dict)
+    #: Fitted cut-points of rules' gates, by the id of the rule the gate belongs to.
+    gates: dict[str, RuleThresholds] = Field(default_factory=dict)
     metrics: dict[str, Any] = Field(default_factory=dict)
 
     def transform(self, qid: str, answer: NoulAnswer | ChoiceAnswer | ScoreAnswer):
@@ -113,6 +115,9 @@ class CalibrationBlock(_Block):
 
     def threshold_overrides(self) -> dict[str, tuple[float, float]]:
         return {rule: (t.high, t.low) for rule, t in self.thresholds.items()}
+
+    def gate_overrides(self) -> dict[str, tuple[float, float]]:
+        return {rule: (t.high, t.low) for rule, t in self.gates.items()}
 
 
 __all__ = ["CalibrationBlock", "Calibrator", "QuestionCalibration", "RuleThresholds"]

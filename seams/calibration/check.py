@@ -23,6 +23,7 @@ from .extract import (
     correct_in_id_order,
     current_answers,
     decode_answers,
+    gate_rule,
     ids_hash,
     question_data,
     rule_data,
@@ -144,29 +145,30 @@ def check_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, *, a
                                      f"{t['b']} vs {t['c']}, McNemar p = {t['p_value']:.2g} < {alpha})")
             else:
                 out.add("ok", qid, f"{flips} of {len(qd)} answers flipped; McNemar ({label}) p = {t['p_value']:.2g}")
-    for rule in rubric.policy.rules:
-        rt = cal.thresholds.get(rule.id)
+    fitted = [(f"rule {r.id} (gate)", gate_rule(r), cal.gates.get(r.id)) for r in rubric.policy.rules if r.gate]
+    fitted += [(f"rule {r.id}", r, cal.thresholds.get(r.id)) for r in rubric.policy.rules]
+    for name, rule, rt in fitted:
         if rt is None:
             continue
         _, p, y = rule_data(rule, rubric.questions, dataset, run, transform, keep)
         if not len(p):
             continue
         z = zone_metrics(p, y, rt.high, rt.low)
-        out.measured[f"rule:{rule.id}"] = z
+        out.measured[name.replace("rule ", "rule:", 1)] = z
         stored = rt.metrics.get("heldout") or {}
         ci = stored.get("error_rate_ci")
         err_lo = z["error_rate"] if same or not z.get("error_rate_ci") else z["error_rate_ci"][0]
         if ci and z.get("error_rate") is not None and err_lo > ci[1]:
-            out.add("fail", f"rule {rule.id}", f"error rate on automated decisions {z['error_rate']:.4f} is above "
-                                               f"its stored interval [{ci[0]:.4f}, {ci[1]:.4f}]")
+            out.add("fail", name, f"error rate on automated decisions {z['error_rate']:.4f} is above "
+                                  f"its stored interval [{ci[0]:.4f}, {ci[1]:.4f}]")
         elif ci and z.get("error_rate") is not None:
-            out.add("ok", f"rule {rule.id}", f"error rate on automated decisions {z['error_rate']:.4f} within "
-                                             f"[{ci[0]:.4f}, {ci[1]:.4f}]")
+            out.add("ok", name, f"error rate on automated decisions {z['error_rate']:.4f} within "
+                                f"[{ci[0]:.4f}, {ci[1]:.4f}]")
         aci = stored.get("automation_rate_ci")
         auto_hi = z["automation_rate"] if same or not z.get("automation_rate_ci") else z["automation_rate_ci"][1]
         if aci and z.get("automation_rate") is not None and auto_hi < aci[0]:
-            out.add("fail", f"rule {rule.id}", f"automation rate {z['automation_rate']:.4f} is below its stored "
-                                               f"interval [{aci[0]:.4f}, {aci[1]:.4f}]")
+            out.add("fail", name, f"automation rate {z['automation_rate']:.4f} is below its stored "
+                                  f"interval [{aci[0]:.4f}, {aci[1]:.4f}]")
     return out
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..rubric import Rubric
 from .dataset import LabelledSet
-from .extract import question_data, rule_data
+from .extract import gate_rule, question_data, rule_data
 from .fit import noul_threshold
 from .metrics import zone_metrics
 from .run import RunResult
@@ -25,6 +25,7 @@ def evaluate_set(dataset: LabelledSet, run: RunResult, rubric: Rubric | None = N
     applies = cal is not None and not rubric.stale_reasons(model)  # type: ignore[union-attr]
     transform = cal.transform if applies else None  # type: ignore[union-attr]
     overrides = cal.threshold_overrides() if applies else {}  # type: ignore[union-attr]
+    gates = cal.gate_overrides() if applies else {}  # type: ignore[union-attr]
     rules = list(rubric.policy.rules) if rubric is not None else []
     qids: list[str] = list(rubric.questions) if rubric is not None else []
     for it in dataset.items:
@@ -44,14 +45,16 @@ def evaluate_set(dataset: LabelledSet, run: RunResult, rubric: Rubric | None = N
         if applies:
             m["raw"] = qd.metrics(None, threshold=noul_threshold(rules, qid), n_boot=n_boot, seed=seed)
         out["questions"][qid] = m
-    for rule in rules:
+    measured = [(f"{r.id} (gate)", gate_rule(r), gates) for r in rules if r.gate is not None]
+    measured += [(r.id, r, overrides) for r in rules]
+    for name, rule, cuts in measured:
         try:
             _, p, y = rule_data(rule, rubric.questions, dataset, run, transform)  # type: ignore[union-attr]
         except ValueError:
             continue
         if len(p):
-            high, low = overrides.get(rule.id, (rule.high, rule.low_))
-            out["rules"][rule.id] = zone_metrics(p, y, high, low)
+            high, low = cuts.get(rule.id, (rule.high, rule.low_))
+            out["rules"][name] = zone_metrics(p, y, high, low)
     return out
 
 

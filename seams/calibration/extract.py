@@ -123,6 +123,19 @@ def _value(a: AnswerT, option: str | None = None) -> float:
     return a.probabilities[option] if option is not None else a.probability
 
 
+def gate_rule(rule: Rule) -> Rule:
+    """A rule's gate read as a rule of its own on the gate's question, for fitting and measuring.
+
+    Opening wrongly lets the rule decide, so it is priced as the rule's `then`; closing wrongly
+    passes the item on (`closed`).
+    """
+    assert rule.gate is not None
+    return rule.model_copy(update={
+        "question": rule.gate.question, "option": None, "any": None, "choice": None, "options": None,
+        "gate": None, "high": rule.gate.high, "low": rule.gate.low, "else_": rule.gate.closed,
+    })
+
+
 def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], dataset: LabelledSet, run: RunResult,
               transform: Transform | None = None, keep: set[str] | None = None) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(ids, p, y) for a rule: p the number it reads, y whether its `then` outcome is right.

@@ -27,6 +27,7 @@ from .extract import (
     QuestionData,
     RuleNotFittable,
     encode_answers,
+    gate_rule,
     ids_hash,
     question_data,
     rule_data,
@@ -154,61 +155,18 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
     transform = transform_of(calibrators)
 
     rules_out: dict[str, RuleThresholds] = {}
+    gates_out: dict[str, RuleThresholds] = {}
     rresults: dict[str, dict[str, Any]] = {}
     for rule in rubric.policy.rules:
-        try:
-            ids_f, p_f, y_f = rule_data(rule, questions, dataset, run, transform, fit_ids)
-        except RuleNotFittable as exc:
-            notes.append(f"{exc}: thresholds kept as written")
-            continue
         if rule.gate is not None:
-            notes.append(f"rule {rule.id!r} has a gate; its thresholds were fitted on every item, gated or not")
-        if rule.any is not None:
-            partial = sum(1 for it in dataset.items if 0 < sum(q in it.labels for q in rule.any) < len(rule.any))
-            if partial:
-                notes.append(f"rule {rule.id!r}: {partial} item(s) label only some of its flags {rule.any}; "
-                              f"the unlabelled flags are read as false")
-        if len(ids_f) < MIN_LABELS // 2 or len(np.unique(y_f)) < 2:
-            notes.append(f"rule {rule.id!r}: {len(ids_f)} labelled items in the fit split "
-                         f"{'(one class only) ' if len(ids_f) else ''}— thresholds kept as written")
-            continue
-        no_band = rule.review == NEXT  # the band passes the item on: one cut, no review zone
-        if no_band and options.method != "cost":
-            notes.append(f"rule {rule.id!r} has no review band (review: next); a target error needs one: "
-                         f"thresholds kept as written")
-            continue
-        zone_costs = _zone_costs(rubric, rule, options.costs)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            if options.method == "cost":
-                capacity = 0.0 if no_band else options.capacity
-                est: Any = CostThresholds(zone_costs, capacity).fit(p_f, y_f)
-                params: dict[str, Any] = {"costs": {"act": options.costs.act, "refuse": options.costs.refuse,
-                                                    "review": options.costs.review},
-                                          "expected_cost_fit": round(est.cost_, 6)}
-            else:
-                est = TargetErrorThresholds(options.target, options.delta, options.capacity).fit(p_f, y_f)
-                params = {"target_error": options.target, "confidence": round(1 - options.delta, 6),
-                          "guaranteed": est.guaranteed_, "lambda": est.lambda_,
-                          "error_upper_bound_fit": round(est.upper_bound_, 6)}
-        for w in caught:
-            notes.append(f"rule {rule.id!r}: {w.message}")
-        if options.capacity is not None:
-            params["capacity"] = options.capacity
-        params.update(split=options.split, seed=options.seed)
-        high, low = round(est.high_, 6), round(est.low_, 6)
-        low = min(low, high)
-        _, p_r, y_r = rule_data(rule, questions, dataset, run, transform, report_ids)
-        _, p_r_raw, y_r_raw = rule_data(rule, questions, dataset, run, None, report_ids)
-        costs = zone_costs if options.method == "cost" else None
-        fit_z = zone_metrics(p_f, y_f, high, low, costs=costs)
-        rep_z = zone_metrics(p_r, y_r, high, low, costs=costs) if len(p_r) else {}
-        before_z = zone_metrics(p_r_raw, y_r_raw, rule.high, rule.low_, costs=costs) if len(p_r_raw) else {}
-        rules_out[rule.id] = RuleThresholds(
-            high=high, low=low, method="cost" if options.method == "cost" else "target-error", params=params,
-            metrics={"fit": summary(fit_z, ZONE_KEYS), "heldout": summary(rep_z, ZONE_KEYS)})
-        rresults[rule.id] = {"fit": fit_z, "heldout": rep_z, "as_written": before_z, "params": params,
-                             "p": p_r, "y": y_r}
+            fitted = _fit_rule(rubric, gate_rule(rule), dataset, run, transform, fit_ids, report_ids, options, notes,
+                               label=f"the gate of rule {rule.id!r}")
+            if fitted is not None:
+                gates_out[rule.id], rresults[f"{rule.id} (gate)"] = fitted
+        fitted = _fit_rule(rubric, rule, dataset, run, transform, fit_ids, report_ids, options, notes,
+                           label=f"rule {rule.id!r}")
+        if fitted is not None:
+            rules_out[rule.id], rresults[rule.id] = fitted
 
     overrides = {r: (t.high, t.low) for r, t in rules_out.items()}
     for qid, res in qresults.items():
@@ -232,12 +190,75 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
         policy_fingerprint=rubric.policy_fingerprint(),
         questions=qblocks,
         thresholds=rules_out,
+        gates=gates_out,
         metrics={"split": {"fit": len(fit_ids), "heldout": len(report_ids), "share": options.split,
                            "seed": options.seed, "ids": ids_hash(fit_ids | report_ids)},
                  "method": options.method, "failed_items": len(run.errors), "answers": answers_store},
     )
     return CalibrationResult(block, qresults, rresults, notes, fit_ids, report_ids)
 
+
+
+def _fit_rule(
+    rubric: Rubric, rule: Any, dataset: LabelledSet, run: RunResult, transform: Any, fit_ids: set[str],
+    report_ids: set[str], options: FitOptions, notes: list[str], *, label: str,
+) -> tuple[RuleThresholds, dict[str, Any]] | None:
+    """Fit one rule's (or one gate's) cut-points on the fit split and measure them on the held-out
+    split; None, with a note saying why, when its labels cannot support a fit."""
+    questions = rubric.questions
+    try:
+        ids_f, p_f, y_f = rule_data(rule, questions, dataset, run, transform, fit_ids)
+    except RuleNotFittable as exc:
+        notes.append(f"{exc}: thresholds kept as written")
+        return None
+    if rule.gate is not None:
+        notes.append(f"{label}: thresholds fitted on every item its labels cover, whatever its gate says")
+    if rule.any is not None:
+        partial = sum(1 for it in dataset.items if 0 < sum(q in it.labels for q in rule.any) < len(rule.any))
+        if partial:
+            notes.append(f"{label}: {partial} item(s) label only some of its flags {rule.any}; "
+                         f"the unlabelled flags are read as false")
+    if len(ids_f) < MIN_LABELS // 2 or len(np.unique(y_f)) < 2:
+        notes.append(f"{label}: {len(ids_f)} labelled items in the fit split "
+                     f"{'(one class only) ' if len(ids_f) else ''}— thresholds kept as written")
+        return None
+    no_band = rule.review == NEXT  # the band passes the item on: one cut, no review zone
+    if no_band and options.method != "cost":
+        notes.append(f"{label} has no review band (review: next); a target error needs one: "
+                     f"thresholds kept as written")
+        return None
+    zone_costs = _zone_costs(rubric, rule, options.costs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if options.method == "cost":
+            capacity = 0.0 if no_band else options.capacity
+            est: Any = CostThresholds(zone_costs, capacity).fit(p_f, y_f)
+            params: dict[str, Any] = {"costs": {"act": options.costs.act, "refuse": options.costs.refuse,
+                                                "review": options.costs.review},
+                                      "expected_cost_fit": round(est.cost_, 6)}
+        else:
+            est = TargetErrorThresholds(options.target, options.delta, options.capacity).fit(p_f, y_f)
+            params = {"target_error": options.target, "confidence": round(1 - options.delta, 6),
+                      "guaranteed": est.guaranteed_, "lambda": est.lambda_,
+                      "error_upper_bound_fit": round(est.upper_bound_, 6)}
+    for w in caught:
+        notes.append(f"{label}: {w.message}")
+    if options.capacity is not None:
+        params["capacity"] = options.capacity
+    params.update(split=options.split, seed=options.seed)
+    high, low = round(est.high_, 6), round(est.low_, 6)
+    low = min(low, high)
+    _, p_r, y_r = rule_data(rule, questions, dataset, run, transform, report_ids)
+    _, p_r_raw, y_r_raw = rule_data(rule, questions, dataset, run, None, report_ids)
+    costs = zone_costs if options.method == "cost" else None
+    fit_z = zone_metrics(p_f, y_f, high, low, costs=costs)
+    rep_z = zone_metrics(p_r, y_r, high, low, costs=costs) if len(p_r) else {}
+    before_z = zone_metrics(p_r_raw, y_r_raw, rule.high, rule.low_, costs=costs) if len(p_r_raw) else {}
+    thresholds = RuleThresholds(
+        high=high, low=low, method="cost" if options.method == "cost" else "target-error", params=params,
+        metrics={"fit": summary(fit_z, ZONE_KEYS), "heldout": summary(rep_z, ZONE_KEYS)})
+    return thresholds, {"fit": fit_z, "heldout": rep_z, "as_written": before_z, "params": params,
+                        "p": p_r, "y": y_r, "thresholds": thresholds}
 
 
 def _zone_costs(rubric: Rubric, rule: Any, costs: Costs) -> Costs:

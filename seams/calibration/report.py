@@ -176,7 +176,7 @@ def calibration_report(result: Any, rubric: Any, dataset: Any, out_dir: str | Pa
         parts.append("<h2>Rules (thresholds fitted on the fit split, measured on the held-out split)</h2>")
     for rid, rr in result.rules.items():
         params = ", ".join(f"{k}={v}" for k, v in rr["params"].items())
-        t = block.thresholds[rid]
+        t = rr["thresholds"]
         target = ""
         if t.method == "target-error":
             h = rr["heldout"]

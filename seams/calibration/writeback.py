@@ -42,6 +42,8 @@ def _node(value: Any) -> Any:
 def block_yaml(block: CalibrationBlock) -> str:
     """The `calibration:` block as YAML text (short lists inline, so the file stays readable)."""
     data = block.model_dump(mode="json", exclude_none=True)
+    if not data.get("gates"):  # most rubrics have no gate: keep their blocks as they were
+        data.pop("gates", None)
     yaml = YAML(typ="rt")
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)

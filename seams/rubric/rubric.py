@@ -206,6 +206,7 @@ class Rubric:
             self.spec.policy,
             answers.answers,
             thresholds=cal.threshold_overrides() if calibrated else None,  # type: ignore[union-attr]
+            gates=cal.gate_overrides() if calibrated else None,  # type: ignore[union-attr]
             transform=cal.transform if calibrated else None,  # type: ignore[union-attr]
         )
         return Decision(
