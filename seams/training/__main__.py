@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--seed", type=int, default=13)
     b.add_argument("--scale", type=float, default=1.0, help="multiply every task's size")
     b.add_argument("--weights", default="", help="per-task multipliers, e.g. contradiction=2,tool_gate=1.5")
+    b.add_argument("--hard-tool-negatives", type=float, default=0.0,
+                   help="share of any-tool-fits rosters built from the request's closest non-fitting tools")
 
     t = sub.add_parser("train", help="fine-tune the cross-encoder on the run's mixture")
     t.add_argument("--run", type=Path, required=True)
@@ -61,13 +63,15 @@ def main(argv: list[str] | None = None) -> int:
         from .mixture import build_mixture, write_mixture
 
         weights = {k: float(v) for k, v in (kv.split("=") for kv in args.weights.split(",") if kv)}
-        ex = build_mixture(args.data, seed=args.seed, scale=args.scale, weights=weights)
+        ex = build_mixture(args.data, seed=args.seed, scale=args.scale, weights=weights,
+                           hard_tool_negatives=args.hard_tool_negatives)
         digest = write_mixture(ex, args.run / "mixture.jsonl")
         tasks = Counter(x.task for x in ex)
         sources = Counter(f"{x.task}/{x.source}" for x in ex)
         pos = Counter(x.task for x in ex if x.label >= 0.5)
         info = {
             "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "weights": weights,
+            "hard_tool_negatives": args.hard_tool_negatives,
             "data": str(args.data),
             "tasks": dict(tasks.most_common()), "positives": dict(pos), "sources": dict(sorted(sources.items())),
             "wordings": dict(Counter(x.wording for x in ex)),

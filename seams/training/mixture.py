@@ -437,9 +437,32 @@ DEFAULT_SIZES = {
 }
 
 
+_STOP = frozenset(["a", "an", "the", "to", "of", "for", "in", "on", "at", "by", "with", "and", "or", "is", "are", "be", "my", "me", "i", "you", "your", "it", "this", "that", "what", "how", "can", "do", "does", "please", "from", "into", "get"])
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 1}
+
+
+def _closest_tools(it: ToolItem, names: list[str], n: int) -> list[str]:
+    """The `n` pool tools sharing the most words with the request (name and description)."""
+    req = _words(it.request)
+
+    def overlap(name: str) -> int:
+        return len(req & _words(f"{name.replace('_', ' ')} {it.pool.get(name) or ''}"))
+
+    return sorted(names, key=lambda nm: (-overlap(nm), nm))[:max(n, 1)]
+
+
 def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
-                  weights: dict[str, float] | None = None) -> list[Example]:
-    """The shuffled training pairs. `scale` multiplies every task's size, `weights` single tasks'."""
+                  weights: dict[str, float] | None = None, hard_tool_negatives: float = 0.0) -> list[Example]:
+    """The shuffled training pairs. `scale` multiplies every task's size, `weights` single tasks'.
+
+    `hard_tool_negatives` is the share of "does any tool fit" rosters whose distractors are the
+    pool's tools sharing the most words with the request (BFCL irrelevance-style: related tools
+    that still do not fit) rather than random ones; 0 draws no extra randomness, so mixtures
+    built before it existed are rebuilt identically.
+    """
     rng = random.Random(seed)
     weights = weights or {}
     unknown = sorted(set(weights) - set(DEFAULT_SIZES))
@@ -509,6 +532,8 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
         k = rng.randint(1, 5)
         fits = it.gold is not None and rng.random() < 0.5
         names = [n for n in it.pool if n != it.gold]
+        if hard_tool_negatives > 0 and rng.random() < hard_tool_negatives:
+            names = _closest_tools(it, names, 3 * k)
         chosen = rng.sample(names, min(k, len(names)))
         if fits:
             chosen[rng.randrange(len(chosen))] = it.gold
