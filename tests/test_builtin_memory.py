@@ -92,7 +92,7 @@ def test_nearest_is_lexical_and_only_current():
     ("the wifi password for guests is Sunny2024!", "password"),
     ("staging db is postgres://admin:Tr0ub4dor@db.internal/app", "url_password"),
 ])
-def test_secrets_are_rejected_before_any_judge_is_asked(text, kind):
+def test_secrets_are_rejected_before_any_judge_is_asked(text, kind):  # seams: ignore[secret-or-debug] (fake secrets, on purpose)
     judge = FixedJudge({})  # would fail if asked: it has no values
     result = MemoryGate(judge=judge).admit(text)
     assert result.outcome == "reject" and kind in result.reason and judge.calls == 0

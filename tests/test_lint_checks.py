@@ -52,7 +52,7 @@ def test_secret_shapes_and_names() -> None:  # seams: ignore[secret-or-debug] (f
     assert "AWS access key id" in hits[0].message and "`password`" in hits[1].message
 
 
-def test_lint_and_the_memory_gate_share_one_table_of_key_formats():
+def test_lint_and_the_memory_gate_share_one_table_of_key_formats():  # seams: ignore[secret-or-debug] (fake secrets, on purpose)
     # one place for each concept: a key format added for the memory gate is one lint catches too
     from seams.secrets import KEY_FORMATS, find_secrets
 

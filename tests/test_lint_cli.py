@@ -228,3 +228,13 @@ def test_a_failing_remote_judge_never_passes(repo: Path) -> None:
     findings = json.loads(res.stdout)["findings"]
     assert {f["unit"] for f in findings} == {"add", "new_feature", "describe"}
     assert all(f["status"] == "error" and "judge failed" in f["message"] for f in findings)
+
+
+def test_this_repository_passes_its_own_deterministic_lint_checks(monkeypatch):
+    """Dogfood: seams lint's checks on seams itself. Fake secrets in tests carry an ignore comment
+    saying why; anything else found here is a real finding to fix, not to baseline."""
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    r = CliRunner().invoke(app, ["lint", "--no-judge", "seams", "tests", "examples", "bench"])
+    assert r.exit_code == 0, r.output
+    assert "0 findings" in r.output

@@ -84,7 +84,7 @@ def test_a_poorer_restatement_never_overwrites_a_richer_memory(gate):
     "my card number is 4111 1111 1111 1111",
     "the OpenAI key for the project is sk-proj-Zq8vN3kL0pXw7RtY2mBc5HdJ",
 ])
-def test_a_card_number_or_api_key_is_never_admitted(text):
+def test_a_card_number_or_api_key_is_never_admitted(text):  # seams: ignore[secret-or-debug] (fake secrets, on purpose)
     # decided in code, before any model: runs with or without the shipped model
     gate = MemoryGate(MemoryStore())
     r = gate.remember(text)

@@ -243,7 +243,7 @@ def test_bad_configuration_is_a_config_error(kw) -> None:
         RemoteJudge(**kw)
 
 
-def test_authentication_with_the_mock() -> None:
+def test_authentication_with_the_mock() -> None:  # seams: ignore[secret-or-debug] (fake secrets, on purpose)
     with jev_mock(key="sk-right") as server:
         with RemoteJudge(base_url=server.url, api_key="sk-right") as judge:
             assert len(judge.ask("hi", QUESTION_SETS["support"])) == 3
