@@ -136,8 +136,8 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
           ("Fine-tuned as a one-logit cross-encoder with binary cross-entropy on multi-task mixtures of "
            "(question, state, yes/no) pairs; AdamW (weight decay 0.01), linear warm-up then linear decay, gradient "
            "clipping at 1.0, on 2 shared CPU cores (torch 2.13.0 CPU). "
-           + (f"{len(phases)} phases, each starting from the previous one's weights: the second re-weights the "
-              "mixture towards the tasks the first learned slowest (NLI and memory admission)."
+           + (f"{len(phases)} phases, each starting from the previous one's weights: the later ones re-weight "
+              "the mixture towards the tasks learned slowest (NLI and memory admission)."
               if len(phases) > 1 else "One pass.")), ""]
     total_wall = 0.0
     for i, ph in enumerate(phases, 1):
@@ -146,7 +146,8 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
         total_wall += wall
         weights = ",".join(f"{k}={v}" for k, v in (m.get("weights") or {}).items())
         build = (f"python -m seams.training build --data ../shared/data --run {ph['run']} --scale {m.get('scale')} "
-                 f"--seed {m.get('seed')}" + (f" --weights {weights}" if weights else ""))
+                 f"--seed {m.get('seed')}" + (f" --weights {weights}" if weights else "")
+                 + (f" --hard-tool-negatives {m['hard_tool_negatives']}" if m.get("hard_tool_negatives") else ""))
         warm = (f"{a['warmup_steps']} steps" if a.get("warmup_steps") is not None
                 else f"{a.get('warmup')} of the steps")
         L += [f"### Phase {i}", "", "```", build, ph["command"], "```", "",
