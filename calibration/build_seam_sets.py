@@ -306,11 +306,272 @@ def output_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     return out
 
 
+# ------------------------------------------------------------------------------- escalation
+
+#: CLINC150's ten domains (the dataset's own grouping of its 150 intents, `domains.json` upstream).
+CLINC_DOMAINS = {
+    "banking": ["transfer", "transactions", "balance", "freeze_account", "pay_bill", "bill_balance", "bill_due",
+                "interest_rate", "routing", "min_payment", "order_checks", "pin_change", "report_fraud",
+                "account_blocked", "spending_history"],
+    "credit_cards": ["credit_score", "report_lost_card", "credit_limit", "rewards_balance", "new_card",
+                     "application_status", "card_declined", "international_fees", "apr", "redeem_rewards",
+                     "credit_limit_change", "damaged_card", "replacement_card_duration", "improve_credit_score",
+                     "expiration_date"],
+    "kitchen_dining": ["recipe", "restaurant_reviews", "calories", "nutrition_info", "restaurant_suggestion",
+                       "ingredients_list", "ingredient_substitution", "cook_time", "food_last", "meal_suggestion",
+                       "restaurant_reservation", "confirm_reservation", "how_busy", "cancel_reservation",
+                       "accept_reservations"],
+    "home": ["shopping_list", "shopping_list_update", "next_song", "play_music", "update_playlist", "todo_list",
+             "todo_list_update", "calendar", "calendar_update", "what_song", "order", "order_status", "reminder",
+             "reminder_update", "smart_home"],
+    "auto_commute": ["traffic", "directions", "gas", "gas_type", "distance", "current_location", "mpg",
+                     "oil_change_when", "oil_change_how", "jump_start", "uber", "schedule_maintenance",
+                     "last_maintenance", "tire_pressure", "tire_change"],
+    "travel": ["book_flight", "book_hotel", "car_rental", "travel_suggestion", "travel_alert", "travel_notification",
+               "carry_on", "timezone", "vaccines", "translate", "flight_status", "international_visa", "lost_luggage",
+               "plug_type", "exchange_rate"],
+    "utility": ["time", "alarm", "share_location", "find_phone", "weather", "text", "spelling", "make_call", "timer",
+                "date", "calculator", "measurement_conversion", "flip_coin", "roll_dice", "definition"],
+    "work": ["direct_deposit", "pto_request", "taxes", "payday", "w2", "pto_balance", "pto_request_status",
+             "next_holiday", "insurance", "insurance_change", "schedule_meeting", "pto_used", "meeting_schedule",
+             "rollover_401k", "income"],
+    "small_talk": ["greeting", "goodbye", "tell_joke", "where_are_you_from", "how_old_are_you", "what_is_your_name",
+                   "who_made_you", "thank_you", "what_can_i_ask_you", "what_are_your_hobbies", "do_you_have_pets",
+                   "are_you_a_bot", "meaning_of_life", "who_do_you_work_for", "fun_fact"],
+    "meta": ["change_ai_name", "change_user_name", "cancel", "user_name", "reset_settings", "whisper_mode", "repeat",
+             "no", "yes", "maybe", "change_language", "change_accent", "change_volume", "change_speed",
+             "sync_device"],
+}
+CLINC_DOMAIN_OF = {i: d for d, ints in CLINC_DOMAINS.items() for i in ints}
+
+#: What the assistant is for (the `context` field): all ten domains, then one per task domain.
+CLINC_ALL_CONTEXT = (
+    "A voice assistant for banking, credit cards, kitchen and dining, the home (lists, calendar, reminders, music, "
+    "orders, smart devices), car and commute, travel, everyday utilities (time, alarms, weather, calls and texts, "
+    "calculations), work (pay, time off, benefits, meetings), small talk about itself, and its own settings.")
+DOMAIN_CONTEXT = {
+    "banking": "A banking assistant: balances, transfers, transactions, bills, interest rates, routing numbers, "
+               "PIN changes, frozen or blocked accounts and fraud reports.",
+    "credit_cards": "A credit card assistant: credit score and limit, rewards, APR, card applications, new, lost or "
+                    "damaged cards, declined cards and international fees.",
+    "kitchen_dining": "A kitchen and dining assistant: recipes, ingredients and substitutions, cooking times, "
+                      "calories and nutrition, meal ideas, restaurant suggestions, reviews and reservations.",
+    "home": "A home assistant: shopping and to-do lists, calendar, reminders, music and playlists, online orders "
+            "and smart-home devices.",
+    "auto_commute": "A car and commute assistant: traffic, directions, distances, gas, mileage, car maintenance, "
+                    "tyres, jump starts and ride booking.",
+    "travel": "A travel assistant: flights, hotels, car rental, travel suggestions and alerts, luggage, visas, "
+              "vaccines, time zones, plug types, exchange rates and translation.",
+    "utility": "A utility assistant: time and date, alarms and timers, weather, calls and texts, finding the phone, "
+               "sharing location, spelling, definitions, calculations and unit conversion.",
+    "work": "A workplace assistant: pay and direct deposit, W-2s and taxes, income, time off, holidays, insurance, "
+            "401k rollovers and meetings.",
+}
+BANK_APP_CONTEXT = ("A customer-support assistant for a mobile banking app: cards, top-ups, transfers, card payments, "
+                    "cash withdrawals, exchange rates, fees, refunds and identity verification.")
+#: Domains whose requests overlap: a request from a neighbour is not counted as out of scope.
+NEIGHBOURS = [{"banking", "credit_cards", "work"}, {"travel", "auto_commute", "utility"}, {"kitchen_dining", "home"}]
+#: Intents a single-domain assistant could well answer whatever their CLINC domain: never used as out of scope.
+GENERIC_INTENTS = {"exchange_rate", "international_fees", "time", "date", "weather", "calculator",
+                   "measurement_conversion", "definition", "spelling", "translate", "timezone", "distance",
+                   "directions", "current_location", "share_location", "order", "order_status", "schedule_meeting",
+                   "meeting_schedule", "calendar", "calendar_update", "reminder", "reminder_update", "text",
+                   "make_call"}
+#: Banking77 categories read as money at risk now (unauthorised use, money lost or taken, a card or phone
+#: out of the customer's control) → harm true; routine information requests → harm false. The rest
+#: (declines, pending or failed payments, fees, refunds, verification, card_swallowed,
+#: transfer_not_received_by_recipient, extra_charge_on_statement, ...) are left unlabelled.
+B77_HARM = {"compromised_card", "lost_or_stolen_card", "lost_or_stolen_phone", "card_payment_not_recognised",
+            "cash_withdrawal_not_recognised", "direct_debit_payment_not_recognised", "transaction_charged_twice",
+            "wrong_amount_of_cash_received"}
+B77_ROUTINE = {"age_limit", "exchange_rate", "top_up_limits", "card_delivery_estimate",
+               "supported_cards_and_currencies", "country_support", "visa_or_mastercard", "fiat_currency_support",
+               "apple_pay_or_google_pay", "getting_virtual_card", "get_physical_card", "order_physical_card",
+               "getting_spare_card", "get_disposable_virtual_card", "disposable_card_limits", "automatic_top_up",
+               "exchange_via_app", "edit_personal_details", "card_acceptance", "atm_support", "receiving_money",
+               "why_verify_identity"}
+#: The same split over CLINC150's banking and credit-card intents.
+CLINC_HARM = {"report_fraud", "report_lost_card"}
+CLINC_ROUTINE = {"routing", "interest_rate", "apr", "rewards_balance", "credit_limit", "international_fees",
+                 "expiration_date", "replacement_card_duration", "bill_due", "min_payment", "exchange_rate"}
+
+
+def _neighbours(a: str, b: str) -> bool:
+    return a == b or any(a in g and b in g for g in NEIGHBOURS)
+
+
+def escalation_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
+    """(message, context) pairs labelled for two of the escalation questions.
+
+    * out_of_scope — CLINC150 validation split (the evaluation side; its train split trained the
+      model): with a context listing all ten CLINC domains, `oos` utterances true and in-scope ones
+      false (CLINC's own label); with a one-domain context, an utterance of that domain false and
+      one of an unrelated domain true (domain membership as a proxy: neighbouring domains and
+      generic intents are left out, small talk and meta never used); with a banking-app context,
+      Banking77 utterances (evaluation side) false and CLINC utterances of non-money domains true.
+    * harm — a category proxy: Banking77 categories that mean money at risk now (`B77_HARM`) true,
+      routine information categories (`B77_ROUTINE`) false, the rest unlabelled; the same over
+      CLINC150's banking and credit-card intents. Only money is covered, not health, safety or
+      legal position, and a category says what a message is about, not how serious it is ("I found
+      my card again" is filed under lost_or_stolen_card).
+    * asks_human, upset — no source here labels them (no CLINC150 intent or Banking77 category asks
+      for a person or marks anger; `are_you_a_bot` asks what the assistant is, not for a human):
+      left unlabelled, so `seams calibrate` keeps their rule's thresholds as written.
+    """
+    out: list[dict[str, Any]] = []
+    clinc = json.loads((data / "intents/clinc150_train_val.json").read_text())
+    if sorted(CLINC_DOMAIN_OF) != sorted({lab for _, lab in clinc["train"]}):
+        raise SystemExit("CLINC_DOMAINS does not list CLINC150's intents exactly")
+    val = [(t, lab) for t, lab in clinc["val"]]
+    oos = [t for t, _ in clinc["oos_val"]]
+
+    def add(prefix: str, message: str, context: str, labels: dict[str, Any]) -> None:
+        out.append({"id": _id(prefix, message, context), "state": {"message": message, "context": context},
+                    "labels": labels})
+
+    # out of scope: CLINC's own oos label, one context for all ten domains
+    for t in oos:
+        add("esc-clinc-oos", t, CLINC_ALL_CONTEXT, {"out_of_scope": True})
+    for t, _ in rng.sample(val, 100):
+        add("esc-clinc-inscope", t, CLINC_ALL_CONTEXT, {"out_of_scope": False})
+    # out of scope: domain membership under a one-domain context
+    task_domains = sorted(DOMAIN_CONTEXT)
+    usable = [(t, lab) for t, lab in val if CLINC_DOMAIN_OF[lab] in DOMAIN_CONTEXT and lab not in GENERIC_INTENTS]
+    for t, lab in rng.sample(usable, 150):
+        add("esc-clinc-domain-same", t, DOMAIN_CONTEXT[CLINC_DOMAIN_OF[lab]], {"out_of_scope": False})
+    for t, lab in rng.sample(usable, 150):
+        other = [d for d in task_domains if not _neighbours(d, CLINC_DOMAIN_OF[lab])]
+        add("esc-clinc-domain-other", t, DOMAIN_CONTEXT[rng.choice(other)], {"out_of_scope": True})
+    # out of scope: a banking app's support assistant
+    with open(data / "intents/banking77_train.csv", encoding="utf-8", newline="") as f:
+        b77 = [(r["text"], r["category"]) for r in csv.DictReader(f) if M.is_eval(r["text"], 0.15)]
+    plain = [x for x in b77 if x[1] not in B77_HARM | B77_ROUTINE]
+    for t, _ in rng.sample(plain, 100):
+        add("esc-banking77-inscope", t, BANK_APP_CONTEXT, {"out_of_scope": False})
+    far = [(t, lab) for t, lab in val if not _neighbours(CLINC_DOMAIN_OF[lab], "banking")
+           and CLINC_DOMAIN_OF[lab] in DOMAIN_CONTEXT and lab not in GENERIC_INTENTS]
+    for t, _ in rng.sample(far, 100):
+        add("esc-clinc-offdomain-bankapp", t, BANK_APP_CONTEXT, {"out_of_scope": True})
+    # harm: a category proxy (money at risk vs routine questions)
+    pos = [x for x in b77 if x[1] in B77_HARM]
+    neg = [x for x in b77 if x[1] in B77_ROUTINE]
+    for t, _ in _cap(pos, 250, rng):
+        add("esc-banking77-harmcat-risk", t, BANK_APP_CONTEXT, {"harm": True})
+    for t, _ in _cap(neg, 200, rng):
+        add("esc-banking77-harmcat-routine", t, BANK_APP_CONTEXT, {"harm": False})
+    for t, lab in val:
+        if lab in CLINC_HARM:
+            add("esc-clinc-harmcat-risk", t, DOMAIN_CONTEXT[CLINC_DOMAIN_OF[lab]], {"harm": True})
+    for t, lab in _cap([x for x in val if x[1] in CLINC_ROUTINE], 60, rng):
+        add("esc-clinc-harmcat-routine", t, DOMAIN_CONTEXT[CLINC_DOMAIN_OF[lab]], {"harm": False})
+    return out
+
+
+# ------------------------------------------------------------------------------- confirm before act
+
+#: The name rule for `irreversible`: the first word of a tool's name (after its last ".", camelCase
+#: split) decides. Verbs that delete, send, pay, book or buy → true; verbs that read, compute or
+#: change an easily reverted setting → false; any other name is left unlabelled.
+IRREVERSIBLE_VERBS = {"delete", "remove", "cancel", "send", "transfer", "pay", "book", "purchase", "buy", "order",
+                      "submit", "reserve", "publish", "post", "withdraw"}
+REVERSIBLE_VERBS = {"get", "list", "search", "calculate", "calc", "find", "convert", "check", "fetch", "retrieve",
+                    "locate", "lookup", "show", "view", "read", "compute", "estimate", "predict", "analyze", "analyse",
+                    "identify", "determine", "evaluate", "recommend", "translate", "solve", "change", "play"}
+#: Names the rule would misread, with the reading used instead (None: unlabelled).
+IRREVERSIBLE_EXCEPTIONS: dict[str, bool | None] = {
+    "order_status": False,  # reads an order's status
+    "cancel": None,  # CLINC meta: "cancel that" stops the assistant's current request
+}
+#: CLINC150 intents used as actions (validation utterances as requests).
+CLINC_ACTIONS = ["transfer", "pay_bill", "book_flight", "book_hotel", "cancel_reservation", "order", "order_checks",
+                 "find_phone", "translate", "play_music", "change_accent", "change_ai_name", "change_language",
+                 "change_speed", "change_user_name", "change_volume"]
+
+
+def irreversible_by_name(name: str) -> bool | None:
+    if name in IRREVERSIBLE_EXCEPTIONS:
+        return IRREVERSIBLE_EXCEPTIONS[name]
+    last = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name.split(".")[-1]).lower()
+    verb = last.split("_")[0]
+    if verb in IRREVERSIBLE_VERBS:
+        return True
+    if verb in REVERSIBLE_VERBS:
+        return False
+    return None
+
+
+def _action(name: str, description: str | None) -> str:
+    """An action as the state shows it: the tool's name and what it does (`name: description`)."""
+    return f"{name}: {M._short(description)}" if description else name
+
+
+def confirm_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
+    """(request, action) pairs labelled for the confirm-before-act questions.
+
+    * matches — the gold tool as the action true, another tool false: BFCL `multiple` (gold from
+      `possible_answer/`, the other tool from the same roster: a near miss); MetaTool queries of the
+      evaluation side (gold tool vs a random tool whose description shares little with the gold's;
+      MetaTool has near-duplicate tools); CLINC150 validation utterances (the gold intent vs another
+      action intent, of the same domain where there is one). An action is `name: description`
+      without arguments: only the gold call has arguments, and giving them to one side only would
+      let the form give the label away.
+    * irreversible — a name-based proxy (`irreversible_by_name`: the tool name's verb) on the BFCL
+      and CLINC150 items whose action the rule labels (a third of BFCL's false ones, which would
+      otherwise outnumber the true ones five to one); not on MetaTool, whose tools have product
+      names ("BookTool" is no booking). It reads the verb, not what the tool really does (a "book"
+      that can be cancelled for free counts as irreversible).
+    """
+    out: list[dict[str, Any]] = []
+
+    def add(prefix: str, request: str, name: str, desc: str | None, match: bool, *, by_name: bool = True) -> None:
+        action = _action(name, desc)
+        labels: dict[str, Any] = {"matches": match}
+        irr = irreversible_by_name(name) if by_name else None
+        if irr is False and prefix.startswith("cba-bfcl") and rng.random() >= 0.35:
+            irr = None  # BFCL is mostly get/calculate/find: keep a third of its false labels, near balance
+        if irr is not None:
+            labels["irreversible"] = irr
+        tag = "" if irr is None else "-irrname"
+        out.append({"id": _id(f"{prefix}{tag}", request, action), "state": {"request": request, "action": action},
+                    "labels": labels})
+
+    multiple, _ = M.bfcl_eval(data)
+    for it in multiple:
+        others = sorted(n for n in it.tools if n != it.gold)
+        if it.gold not in it.tools or not others:
+            continue
+        add("cba-bfcl_multiple-gold", it.request, it.gold, it.tools[it.gold], True)
+        o = rng.choice(others)
+        add("cba-bfcl_multiple-other", it.request, o, it.tools[o], False)
+    des = json.loads((data / "tools/metatool/plugin_des.json").read_text())
+    with open(data / "tools/metatool/all_clean_data.csv", encoding="utf-8", newline="") as f:
+        meta = [(r["Query"], r["Tool"]) for r in csv.DictReader(f) if r["Tool"] in des and M.is_eval(r["Query"], 0.15)]
+    names = sorted(des)
+    for q, tool in rng.sample(meta, 120):
+        add("cba-metatool-gold", q, tool, des[tool], True, by_name=False)
+    for q, tool in rng.sample(meta, 120):
+        other = rng.choice([n for n in names if n != tool and _overlap(des[n], des[tool]) < 0.1])
+        add("cba-metatool-random", q, other, des[other], False, by_name=False)
+    clinc = json.loads((data / "intents/clinc150_train_val.json").read_text())
+    for t, lab in clinc["val"]:
+        if lab not in CLINC_ACTIONS:
+            continue
+        if rng.random() < 0.5:
+            add("cba-clinc-gold", t, lab, None, True)
+        else:
+            same = [a for a in CLINC_ACTIONS if a != lab and CLINC_DOMAIN_OF[a] == CLINC_DOMAIN_OF[lab]]
+            other = rng.choice(same or [a for a in CLINC_ACTIONS if a != lab])
+            add("cba-clinc-other", t, other, None, False)
+    return out
+
+
 BUILDERS = {
     "memory-admission": memory_items,
     "passage-gate": passage_items,
     "tool-selection": tool_items,
     "output-check": output_items,
+    "escalation": escalation_items,
+    "confirm-before-act": confirm_items,
 }
 
 

@@ -22,7 +22,20 @@
 #   tools: `then` is suggest (an act): a wrong suggestion costs more than none (the agent asks).
 #   output check: `then` is escalate: a needless escalation costs one stronger-model call; a
 #                 missed flag ships a bad draft, the expensive mistake.
-# Escalation, confirm-before-act and model-routing have no labelled data here: see docs/seams.md.
+#   escalation: `then` is escalate (a person takes over): a needless handover costs one person's
+#               look at a conversation the agent could finish; a missed one (a risk of harm, or a
+#               request outside the agent's remit answered anyway) costs five; the band (a person
+#               glances first) costs half a handover, capped at a fifth of the traffic. Only `harm`
+#               (a Banking77/CLINC category proxy, money only) and `out_of_scope` are labelled:
+#               the asks_human/upset rule keeps its thresholds as written.
+#   confirm before act: `then` is proceed (an act), `else` refuse, the band asks the user. Running
+#               a reversible action the user did not ask for costs five, a wrong refusal one (the
+#               user asks again), a confirmation half of that, on at most 30 % of actions. The
+#               irreversible rule states its own price in the rubric (a wrong proceed costs 20)
+#               and so does its gate (a wrong close 10, a wrong open 0.5); `seams calibrate`
+#               fits that rule only on items labelled irreversible, so the scaling to
+#               consequence survives the fit.
+# Model routing has no labelled data here: see docs/seams.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEAMS=${SEAMS:-seams}
@@ -36,3 +49,7 @@ $SEAMS calibrate tool-selection calibration/tool-selection/fit.jsonl \
     --costs act=2,refuse=1,review=1 --report "$REPORTS/tool-selection" ${DRY:-} ${CACHE_OPT:-} -q
 $SEAMS calibrate output-check calibration/output-check/fit.jsonl \
     --costs act=1,refuse=5,review=2 --capacity 0.2 --report "$REPORTS/output-check" ${DRY:-} ${CACHE_OPT:-} -q
+$SEAMS calibrate escalation calibration/escalation/fit.jsonl \
+    --costs act=1,refuse=5,review=0.5 --capacity 0.2 --report "$REPORTS/escalation" ${DRY:-} ${CACHE_OPT:-} -q
+$SEAMS calibrate confirm-before-act calibration/confirm-before-act/fit.jsonl \
+    --costs act=5,refuse=1,review=0.5 --capacity 0.3 --report "$REPORTS/confirm-before-act" ${DRY:-} ${CACHE_OPT:-} -q

@@ -49,6 +49,29 @@ def _check_zones(high: float, low: float | None, where: str) -> None:
             raise ValueError(f"{where}low ({low}) must not be greater than high ({high})")
 
 
+class RuleCosts(_Spec):
+    """What a wrong decision in this rule costs, where it differs from the calibration's `--costs`.
+
+    Thresholds scaled to consequence: a rule that runs an irreversible action can say a wrong act
+    costs 20 while the rest of the rubric prices it at 5, and `seams calibrate` fits its zones
+    with those prices. Unset entries keep the calibration's.
+    """
+
+    act: float | None = Field(default=None, ge=0)
+    refuse: float | None = Field(default=None, ge=0)
+    review: float | None = Field(default=None, ge=0)
+
+
+class GateCosts(_Spec):
+    """What a gate's mistakes cost when `seams calibrate` fits it: opening when it should have
+    stayed closed, closing when it should have opened, and the band. Unset entries price the gate
+    like its rule (opening like the rule's `then`, closing like its `else`)."""
+
+    open: float | None = Field(default=None, ge=0)
+    closed: float | None = Field(default=None, ge=0)
+    review: float | None = Field(default=None, ge=0)
+
+
 class Gate(_Spec):
     """A Noul that must open (p ≥ high) before its rule counts; closed (p ≤ low) → `closed`."""
 
@@ -56,6 +79,7 @@ class Gate(_Spec):
     high: float = 0.5
     low: float | None = None
     closed: str = NEXT
+    costs: GateCosts | None = None
 
     @model_validator(mode="after")
     def _zones(self) -> Gate:
@@ -83,6 +107,7 @@ class Rule(_Spec):
     then: str | None = None
     review: str = "review"
     else_: str = Field(default=NEXT, alias="else")
+    costs: RuleCosts | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> Rule:

@@ -300,6 +300,9 @@ def test_a_rules_gate_is_fitted_on_its_own_labels_and_applied_when_deciding():
     want_high, want_low = bayes_thresholds(costs)  # 0.75, 0.25
     assert gate.high == pytest.approx(want_high, abs=0.06) and gate.low == pytest.approx(want_low, abs=0.06)
     assert "flag (gate)" in result.rules and result.rules["flag (gate)"]["heldout"]["n"] > 0
+    # the gated rule is fitted and measured only on items its gate is labelled to let through
+    opened = {it.id for it in data.items if it.labels["open"]}
+    assert result.rules["flag"]["heldout"]["n"] == len(result.report_ids & opened)
 
     fitted = Rubric.from_dict({**rubric.spec.model_dump(by_alias=True, exclude_none=True),
                                "calibration": result.block.model_dump(mode="json", exclude_none=True)})
@@ -308,3 +311,50 @@ def test_a_rules_gate_is_fitted_on_its_own_labels_and_applied_when_deciding():
     assert rubric.decide_answers(answers).outcome == "block"
     # fitted gate (≈0.75): 0.85 opens it and the rule's own zone decides
     assert fitted.decide_answers(answers).outcome == "allow"
+
+
+def _fit_flag(rubric_text, costs="act=4,refuse=4,review=1", n=3000, seed=11):
+    import json
+
+    rubric = Rubric.loads(rubric_text)
+    rng = np.random.default_rng(seed)
+    items = []
+    for i, p in enumerate(rng.beta(1, 1, size=n)):
+        items.append({"id": f"c{i}", "state": {"text": f"item {i}", "p": round(float(p), 6)},
+                      "labels": {q: bool(rng.uniform() < p) for q in rubric.questions}})
+    data = loads_jsonl("".join(json.dumps(it) + "\n" for it in items), rubric.questions)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fit_calibration(rubric, data, run_set(data, SynthJudge()),
+                               FitOptions(costs=Costs.parse(costs), calibrator="none", n_boot=20))
+
+
+def test_a_rule_can_price_its_own_mistakes_higher_thresholds_scaled_to_consequence():
+    plain = _fit_flag(NOUL_RUBRIC).block.thresholds["flag"]
+    costly = _fit_flag(NOUL_RUBRIC.replace("      then: allow\n", "      then: allow\n      costs: {act: 20}\n"))
+    t = costly.block.thresholds["flag"]
+    assert plain.high == pytest.approx(0.75, abs=0.06)
+    assert t.high == pytest.approx(bayes_thresholds(Costs(act=20, refuse=4, review=1))[0], abs=0.03)  # 0.95
+    assert t.params["costs"] == {"act": 20.0, "refuse": 4.0, "review": 1.0}
+
+
+def test_a_gate_can_price_a_wrong_close_above_a_wrong_open():
+    """confirm-before-act's shape: closing the `irreversible` gate wrongly lets an irreversible
+    action through on the laxer rule, so a wrong close is the costly mistake."""
+    text = GATED_RUBRIC.replace("gate: {question: open, high: 0.95, low: 0.9}",
+                                "gate: {question: open, high: 0.95, low: 0.9, costs: {open: 1, closed: 20, review: 1}}")
+    gate = _fit_flag(text).block.gates["flag"]
+    star, _ = bayes_thresholds(Costs(act=1, refuse=20, review=1))  # one cut at 1/21
+    assert gate.high == pytest.approx(star, abs=0.04) and gate.low == gate.high
+    assert gate.params["costs"] == {"open": 1.0, "closed": 20.0, "review": 1.0}
+
+
+@pytest.mark.parametrize("bad,message", [
+    ("costs: {act: -1}", r"policy.rules.0.costs.act\] Input should be greater than or equal to 0"),
+    ("costs: {wrong: 1}", r"policy.rules.0.costs.wrong\] unknown key 'wrong'"),
+])
+def test_rule_costs_are_checked_when_the_rubric_loads(bad, message):
+    from seams.errors import RubricError
+
+    with pytest.raises(RubricError, match=message):
+        Rubric.loads(NOUL_RUBRIC.replace("      then: allow\n", f"      then: allow\n      {bad}\n"))

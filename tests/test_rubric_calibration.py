@@ -84,3 +84,14 @@ def test_moving_alias_warns_when_calibrated():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r.decide("x", judge=FixedJudge({"q": 0.5, "c": {"billing": 0.8, "tech": 0.2}}, model="jev-1.13.0"))
+
+
+def test_the_policy_fingerprint_ignores_unset_optional_fields_but_not_set_ones():
+    from seams.rubric import Rubric
+
+    base = Rubric.builtin("passage-gate")
+    data = base.spec.model_dump(by_alias=True, exclude_none=True)
+    data.pop("calibration", None)
+    assert Rubric.from_dict(data).policy_fingerprint() == base.policy_fingerprint()
+    data["policy"]["rules"][0]["costs"] = {"act": 9}
+    assert Rubric.from_dict(data).policy_fingerprint() != base.policy_fingerprint()

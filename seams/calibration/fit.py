@@ -158,13 +158,15 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
     gates_out: dict[str, RuleThresholds] = {}
     rresults: dict[str, dict[str, Any]] = {}
     for rule in rubric.policy.rules:
+        only: set[str] | None = None
         if rule.gate is not None:
             fitted = _fit_rule(rubric, gate_rule(rule), dataset, run, transform, fit_ids, report_ids, options, notes,
-                               label=f"the gate of rule {rule.id!r}")
+                               label=f"the gate of rule {rule.id!r}", gate_costs=_gate_costs(rubric, rule, options.costs))
             if fitted is not None:
                 gates_out[rule.id], rresults[f"{rule.id} (gate)"] = fitted
+            only = _gate_opened(rule, dataset, notes)
         fitted = _fit_rule(rubric, rule, dataset, run, transform, fit_ids, report_ids, options, notes,
-                           label=f"rule {rule.id!r}")
+                           label=f"rule {rule.id!r}", only=only)
         if fitted is not None:
             rules_out[rule.id], rresults[rule.id] = fitted
 
@@ -199,20 +201,59 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
 
 
 
+def _gate_opened(rule: Any, dataset: LabelledSet, notes: list[str]) -> set[str] | None:
+    """The items a gated rule is fitted on: those whose gate question is labelled open, when the
+    set labels the gate at all (the rule only ever decides items its gate lets through)."""
+    q = rule.gate.question
+    if not any(q in it.labels for it in dataset.items):
+        notes.append(f"rule {rule.id!r}: its gate {q!r} has no labels; fitted on every item its labels cover")
+        return None
+    notes.append(f"rule {rule.id!r}: fitted on the items whose gate {q!r} is labelled open")
+    return {it.id for it in dataset.items if it.labels.get(q) is True}
+
+
+def _gate_costs(rubric: Rubric, rule: Any, costs: Costs) -> Costs:
+    """A gate's zone prices: a wrong open priced like the rule's `then`, a wrong close like a
+    refusal, unless the gate states its own (`costs: {open, closed, review}`)."""
+    base = _zone_costs(rubric, gate_rule(rule), _rule_costs(rule, costs))
+    own = rule.gate.costs
+    if own is None:
+        return base
+    return Costs(act=base.act if own.open is None else own.open,
+                 refuse=base.refuse if own.closed is None else own.closed,
+                 review=base.review if own.review is None else own.review)
+
+
+def _rule_costs(rule: Any, costs: Costs) -> Costs:
+    """The calibration's costs with the rule's own (`costs:` in the rubric) laid over them."""
+    own = rule.costs
+    if own is None:
+        return costs
+    return Costs(act=costs.act if own.act is None else own.act,
+                 refuse=costs.refuse if own.refuse is None else own.refuse,
+                 review=costs.review if own.review is None else own.review)
+
+
 def _fit_rule(
     rubric: Rubric, rule: Any, dataset: LabelledSet, run: RunResult, transform: Any, fit_ids: set[str],
     report_ids: set[str], options: FitOptions, notes: list[str], *, label: str,
+    gate_costs: Costs | None = None, only: set[str] | None = None,
 ) -> tuple[RuleThresholds, dict[str, Any]] | None:
     """Fit one rule's (or one gate's) cut-points on the fit split and measure them on the held-out
-    split; None, with a note saying why, when its labels cannot support a fit."""
+    split; None, with a note saying why, when its labels cannot support a fit.
+
+    A rule's zones are priced with the calibration's costs and the rule's own laid over them, by
+    the kind of each zone's outcome; a gate's with `gate_costs` (act = a wrong open, refuse = a
+    wrong close). `only` keeps the fit and the measurement to those items.
+    """
     questions = rubric.questions
+    if only is not None:
+        fit_ids, report_ids = fit_ids & only, report_ids & only
     try:
         ids_f, p_f, y_f = rule_data(rule, questions, dataset, run, transform, fit_ids)
     except RuleNotFittable as exc:
         notes.append(f"{exc}: thresholds kept as written")
         return None
-    if rule.gate is not None:
-        notes.append(f"{label}: thresholds fitted on every item its labels cover, whatever its gate says")
     if rule.any is not None:
         partial = sum(1 for it in dataset.items if 0 < sum(q in it.labels for q in rule.any) < len(rule.any))
         if partial:
@@ -227,14 +268,19 @@ def _fit_rule(
         notes.append(f"{label} has no review band (review: next); a target error needs one: "
                      f"thresholds kept as written")
         return None
-    zone_costs = _zone_costs(rubric, rule, options.costs)
+    if gate_costs is None:
+        stated = _rule_costs(rule, options.costs)
+        zone_costs = _zone_costs(rubric, rule, stated)
+        shown = {"act": stated.act, "refuse": stated.refuse, "review": stated.review}
+    else:
+        zone_costs = gate_costs
+        shown = {"open": gate_costs.act, "closed": gate_costs.refuse, "review": gate_costs.review}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if options.method == "cost":
             capacity = 0.0 if no_band else options.capacity
             est: Any = CostThresholds(zone_costs, capacity).fit(p_f, y_f)
-            params: dict[str, Any] = {"costs": {"act": options.costs.act, "refuse": options.costs.refuse,
-                                                "review": options.costs.review},
+            params: dict[str, Any] = {"costs": shown,
                                       "expected_cost_fit": round(est.cost_, 6)}
         else:
             est = TargetErrorThresholds(options.target, options.delta, options.capacity).fit(p_f, y_f)

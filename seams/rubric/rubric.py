@@ -120,7 +120,9 @@ class Rubric:
         )
 
     def policy_fingerprint(self) -> str:
-        return fingerprint(self.spec.policy.model_dump(mode="json", by_alias=True))
+        """What a calibration was fitted against. Unset optional fields are left out, so a field
+        added to the format later does not make every existing calibration stale."""
+        return fingerprint(self.spec.policy.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     def stale_reasons(self, model_id: str | None) -> list[str]:
         """Why the calibration block does not apply (empty when it does, or when there is none)."""
