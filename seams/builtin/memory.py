@@ -15,6 +15,10 @@ The gate decides in this order:
    aimed at the system, a secret) → quarantine; a candidate the memory already implies →
    skip as a duplicate (so a poorer restatement never overwrites a richer memory); related memories
    → restatement / correction / enrichment; otherwise worth keeping → admit.
+   Where code can see the shape of the edit (`seams.builtin.edits`: the memory's words with a
+   negation added or removed, or one short span swapped), it answers `related`, `poorer` and
+   `relation` itself — related, not implied, a correction — and the policy decides on those
+   answers; the red flags are still the model's.
 
 `MemoryStore` never deletes: a supersede closes the old memory's validity interval
 (`valid_to`, `superseded_by`) and the old memory stays listed, so "what did we believe on
@@ -38,13 +42,16 @@ from math import sqrt
 from pathlib import Path
 from typing import Any, Literal
 
+from ..answers import Answers, ChoiceAnswer, NoulAnswer
 from ..decision import Decision
 from ..errors import InputError
 from ..judges.base import Judge
+from ..questions import Choice
 from ..routing import Decider
 from ..rubric import Rubric
 from ..secrets import Finding, find_secrets
 from ._common import adecide_many, decide_many, load_rubric
+from .edits import Edit, minimal_edit
 
 MemoryOutcome = Literal["admit", "supersede", "enrich", "skip_duplicate", "hold", "reject", "quarantine"]
 MemoryStatus = Literal["active", "held"]
@@ -285,6 +292,8 @@ class Admission:
 
 
 _FLAG_ORDER = {"quarantine": 0, "hold": 1}
+_EDIT_WORDS = {"negation": "the memory's words with a negation added or removed",
+               "substitution": "the memory's words with one short span swapped"}
 
 
 def _as_memory(item: Memory | str | tuple[str, str]) -> tuple[str | None, str]:
@@ -342,22 +351,52 @@ class MemoryGate:
         early, pairs, states = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        return self._combine(candidate, pairs, decide_many(self.rubric, states, self.judge))
+        decisions = decide_many(self.rubric, states, self.judge)
+        return self._combine(candidate, pairs, *self._edits(candidate, pairs, decisions))
 
     async def aadmit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None
                      ) -> Admission:
         early, pairs, states = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        return self._combine(candidate, pairs, await adecide_many(self.rubric, states, self.judge))
+        decisions = await adecide_many(self.rubric, states, self.judge)
+        return self._combine(candidate, pairs, *self._edits(candidate, pairs, decisions))
 
-    def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision]) -> Admission:
+    def _edits(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision]
+               ) -> tuple[list[Decision], list[Edit | None]]:
+        """Re-decide the pairs where code can see the candidate is a minimal edit of the memory
+        (a negation, a swapped value): `related`, `poorer` and `relation` are then known — a
+        correction of that memory — and the model's answers to them are replaced before the
+        policy runs. Failed decisions and rubrics without those questions are left alone."""
+        qs = self.rubric.questions
+        edits = [minimal_edit(text, candidate) if text != NOTHING_STORED else None for _, text in pairs]
+        relation = qs.get("relation")
+        if not {"related", "poorer"} <= set(qs) or not isinstance(relation, Choice) \
+                or "correction" not in relation.options:
+            return decisions, [None] * len(decisions)
+        out = []
+        for edit, d in zip(edits, decisions, strict=True):
+            if edit is None or d.zone == "error" or d.model is None:
+                out.append(d)
+                continue
+            known = {
+                "related": NoulAnswer(noul=1.0),
+                "poorer": NoulAnswer(noul=0.0),
+                "relation": ChoiceAnswer.from_probabilities({o: float(o == "correction") for o in relation.options}),
+            }
+            out.append(self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
+                                                  latency_ms=d.latency_ms))
+        return out, [e if d.zone != "error" else None for e, d in zip(edits, out, strict=True)]
+
+    def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
+                 edits: list[Edit | None] | None = None) -> Admission:
         """One outcome from one decision per nearest memory.
 
         Red flags from any pair decide first (max over pairs as over flags); then a candidate
         that any memory already implies is a duplicate; otherwise the pair most related to the
-        candidate decides.
+        candidate decides. `edits` names, per pair, the minimal edit code saw (its reason says so).
         """
+        edits = edits or [None] * len(decisions)
         ds = tuple(decisions)
         errors = [d for d in ds if d.zone == "error"]
         if errors:
@@ -376,12 +415,13 @@ class MemoryGate:
         d = ds[i]
         mem_id = pairs[i][0]
         outcome: MemoryOutcome = d.outcome  # type: ignore[assignment]
+        reason = _reason(d) + (f" ({_EDIT_WORDS[edits[i]]}: seen in code)" if edits[i] else "")
         if outcome == "supersede" and mem_id is None:
             # a correction of a text the caller passed without an id: nothing to close
-            return Admission("hold", candidate, _reason(d) + "; the corrected memory has no id to supersede",
+            return Admission("hold", candidate, reason + "; the corrected memory has no id to supersede",
                              decision=d, decisions=ds)
         return Admission(
-            outcome, candidate, _reason(d),
+            outcome, candidate, reason,
             replaces=mem_id if outcome == "supersede" else None,
             related_to=mem_id if outcome in ("enrich", "skip_duplicate") else None,
             decision=d, decisions=ds,
