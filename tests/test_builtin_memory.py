@@ -217,6 +217,8 @@ def test_a_supersede_needs_more_than_winning():
     # left to the model: a poorer restatement, an addition, a rephrasing, the same text
     ("the user takes 20 mg of atorvastatin daily", "the user takes a medication", None),
     ("the user takes 20 mg of atorvastatin daily", "the user takes atorvastatin daily", None),
+    ("the user takes atorvastatin daily", "the user takes a medication daily", None),  # vaguer, not a correction
+    ("the user takes a medication daily", "the user takes atorvastatin daily", "substitution"),
     ("the meeting is at 3 pm", "the meeting is at 3 pm on Tuesday in room 4", None),
     ("the user lives in Berlin", "the user moved to Paris last month", None),
     ("the user prefers short answers", "The user prefers short answers.", None),

@@ -28,6 +28,9 @@ _NEGATION_HELPERS_RAW = frozenset({"longer", "do", "does", "did", "is", "are", "
                                "will", "would", "should", "any", "more"})
 _FUNCTION_RAW = frozenset({"the", "a", "an", "of", "to", "in", "on", "at", "for", "and", "or", "is", "are", "be",
                        "was", "were", "it", "this", "that", "with", "by", "as"})
+#: Words that make a span vaguer: "atorvastatin" → "a medication" generalises, it does not correct.
+_VAGUE_RAW = frozenset({"a", "an", "some", "someone", "somebody", "something", "somewhere", "sometime", "person",
+                        "people", "thing", "things", "stuff", "one", "any", "certain", "various", "kind", "sort"})
 MAX_SWAP = 3  # tokens on either side of a substitution
 
 
@@ -42,6 +45,7 @@ def _norm(word: str) -> str:
 _NEGATORS = frozenset(map(_norm, _NEGATORS_RAW))
 _NEGATION_HELPERS = frozenset(map(_norm, _NEGATION_HELPERS_RAW))
 _FUNCTION = frozenset(map(_norm, _FUNCTION_RAW))
+_VAGUE = frozenset(map(_norm, _VAGUE_RAW))
 
 
 def tokens(text: str) -> list[str]:
@@ -50,8 +54,9 @@ def tokens(text: str) -> list[str]:
 
 def minimal_edit(old: str, new: str) -> Edit | None:
     """`negation` when `new` is `old` with a negation added or removed, `substitution` when one
-    short span (≤ 3 words a side, not only function words) was swapped and most words are shared;
-    None for anything else, including identical texts."""
+    short span (≤ 3 words a side, not only function words) was swapped for one no vaguer ("a
+    medication" for "atorvastatin" is a generalisation) and most words are shared; None for
+    anything else, including identical texts."""
     a, b = tokens(old), tokens(new)
     if not a or not b or a == b:
         return None
@@ -66,7 +71,8 @@ def minimal_edit(old: str, new: str) -> Edit | None:
         if (len(old_span) <= MAX_SWAP and len(new_span) <= MAX_SWAP and shared >= 2
                 and shared >= 0.5 * max(len(a), len(b))
                 and not set(old_span + new_span) <= _FUNCTION
-                and not any(w in _NEGATORS for w in old_span + new_span)):
+                and not any(w in _NEGATORS for w in old_span + new_span)
+                and not (set(new_span) & _VAGUE) - set(old_span)):  # a vaguer span: the model decides
             return "substitution"
     return None
 
