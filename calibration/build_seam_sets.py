@@ -604,14 +604,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=29)
     ap.add_argument("--only", nargs="*", default=None, help="seams to build (default: all)")
     args = ap.parse_args(argv)
-    report = {}
+    path = ROOT / "seam_sets.json"
+    # --only rebuilds some seams: keep the others' entries
+    report = json.loads(path.read_text(encoding="utf-8")) if args.only and path.exists() else {}
     for seam, build in BUILDERS.items():
         if args.only and seam not in args.only:
             continue
         rng = random.Random(f"{args.seed}:{seam}")
         report[seam] = write(seam, build(args.data, rng))
         print(seam, json.dumps(report[seam]))
-    (ROOT / "seam_sets.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    report = {seam: report[seam] for seam in BUILDERS if seam in report}  # one order, whatever was rebuilt
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
