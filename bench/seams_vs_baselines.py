@@ -272,10 +272,22 @@ def _rosters() -> dict[str, dict[str, str]]:
     return {it.request: {k: v or "" for k, v in it.tools.items()} for it in multiple + irrelevance}
 
 
+def _one_line_per_request(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sets ask the gate and the tool Choice on separate lines (each in the state it is asked
+    in); the bench runs the whole selector per request, so it joins them: the gate line, with
+    the gold tool of its `-choice` line."""
+    gold = {it["id"].removesuffix("-choice"): it["labels"]["tool"] for it in lines if "tool" in it["labels"]}
+    out = [it for it in lines if "applies" in it["labels"]]
+    for it in out:
+        if it["id"] in gold:
+            it["labels"]["tool"] = gold[it["id"]]
+    return out
+
+
 def bench_tools(judge: LocalJudge, enc: Encoder, limit: int, rng: random.Random) -> list[Row]:
     rosters = _rosters()
-    held = read("tool-selection", "heldout")
-    fit = read("tool-selection", "fit")
+    held = _one_line_per_request(read("tool-selection", "heldout"))
+    fit = _one_line_per_request(read("tool-selection", "fit"))
     for it in held + fit:
         it["roster"] = rosters[it["state"]["request"]]
     items = rng.sample(held, min(limit, len(held)))

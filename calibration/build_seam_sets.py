@@ -246,11 +246,13 @@ def passage_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
 def tool_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     """Requests with a roster: BFCL multiple (gold function) and irrelevance (no call fits).
 
-    Each line is what `ToolSelector` asks: the state is `{request, tools}` with the roster listed
-    as the gate reads it, and the line carries its own `shortlist` and `tool` Choices over its
-    roster (built by `ToolSelector` itself; a one-tool roster has no Choice, so those lines label
-    only the gate). Labels: `applies` (does any tool fit) and `tool` (the gold name, when one fits).
-    `bench/seams_vs_baselines.py` finds each item's roster again from BFCL by its request.
+    Each line is what `ToolSelector` asks, in the state it asks it in: the gate line's state is
+    `{request, tools}` with the roster listed as the gate reads it (label `applies`: does any tool
+    fit); where a tool fits and the roster has two or more, a second line (`-choice`) has the state
+    `{request}` alone — the Choices carry the roster as their options, as at run time — with its own
+    `shortlist` and `tool` Choices (built by `ToolSelector` itself) and the gold name as `tool`.
+    Both lines of a request land in the same split. `bench/seams_vs_baselines.py` finds each
+    item's roster again from BFCL by its request.
     """
     from seams.builtin.tools import Tool, ToolSelector, _humanise, _words
 
@@ -259,18 +261,16 @@ def tool_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     for it in multiple + irrelevance:
         roster = [Tool(k, v or "") for k, v in it.tools.items()]
         sel = ToolSelector(roster)
-        line: dict[str, Any] = {"id": _id(f"tool-{it.source}", it.request, *sorted(it.tools)),
-                                "state": {"request": it.request, "tools": sel.listing()}}
-        if len(roster) >= 2:
+        base = _id(f"tool-{it.source}", it.request, *sorted(it.tools))
+        out.append({"id": base, "state": {"request": it.request, "tools": sel.listing()},
+                    "labels": {"applies": it.gold is not None}})
+        if len(roster) >= 2 and it.gold is not None:
             short = {t.name: t.short(sel.short_words) or _humanise(t.name) for t in roster}
             full = {t.name: _words(t.description, sel.full_words) or _humanise(t.name) for t in roster}
-            line["questions"] = {"shortlist": sel._choice("shortlist", short).wire(),
-                                 "tool": sel._choice("tool", full).wire()}
-        labels: dict[str, Any] = {"applies": it.gold is not None}
-        if it.gold is not None:
-            labels["tool"] = it.gold
-        line["labels"] = labels
-        out.append(line)
+            out.append({"id": base + "-choice", "split": base, "state": {"request": it.request},
+                        "questions": {"shortlist": sel._choice("shortlist", short).wire(),
+                                      "tool": sel._choice("tool", full).wire()},
+                        "labels": {"tool": it.gold}})
     return out
 
 
@@ -584,8 +584,10 @@ def write(seam: str, items: list[dict[str, Any]]) -> dict[str, Any]:
             seen.add(it["id"])
             unique.append(it)
     summary: dict[str, Any] = {}
-    for name, part in (("fit", [i for i in unique if not _heldout(i["id"])]),
-                       ("heldout", [i for i in unique if _heldout(i["id"])])):
+    # an item may name the id whose split it shares (two questions about one source item)
+    held = {i["id"]: _heldout(i.pop("split", i["id"])) for i in unique}
+    for name, part in (("fit", [i for i in unique if not held[i["id"]]]),
+                       ("heldout", [i for i in unique if held[i["id"]]])):
         path = folder / f"{name}.jsonl"
         text = "".join(json.dumps(i, ensure_ascii=False, separators=(",", ":")) + "\n" for i in part)
         size = len(text.encode("utf-8"))

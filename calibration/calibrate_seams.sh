@@ -33,7 +33,7 @@
 #               user asks again), a confirmation half of that, on at most 30 % of actions. The
 #               irreversible rule states its own price in the rubric (a wrong proceed costs 20)
 #               and so does its gate (a wrong close 10, a wrong open 0.5); `seams calibrate`
-#               fits that rule only on items labelled irreversible, so the scaling to
+#               fits that rule without the items labelled reversible, so the scaling to
 #               consequence survives the fit.
 # Model routing has no labelled data here: see docs/seams.md.
 set -euo pipefail

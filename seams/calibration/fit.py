@@ -202,14 +202,16 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
 
 
 def _gate_opened(rule: Any, dataset: LabelledSet, notes: list[str]) -> set[str] | None:
-    """The items a gated rule is fitted on: those whose gate question is labelled open, when the
-    set labels the gate at all (the rule only ever decides items its gate lets through)."""
+    """The items a gated rule is fitted on: all but those whose gate question is labelled closed
+    (the rule never decides those while its gate is right). Items that do not label the gate are
+    kept: a set may ask the rule's question in a state of its own, as a tool Choice is asked
+    without the roster listing its gate reads."""
     q = rule.gate.question
-    if not any(q in it.labels for it in dataset.items):
-        notes.append(f"rule {rule.id!r}: its gate {q!r} has no labels; fitted on every item its labels cover")
+    closed = {it.id for it in dataset.items if it.labels.get(q) is False}
+    if not closed:
         return None
-    notes.append(f"rule {rule.id!r}: fitted on the items whose gate {q!r} is labelled open")
-    return {it.id for it in dataset.items if it.labels.get(q) is True}
+    notes.append(f"rule {rule.id!r}: fitted without the {len(closed)} item(s) whose gate {q!r} is labelled closed")
+    return {it.id for it in dataset.items} - closed
 
 
 def _gate_costs(rubric: Rubric, rule: Any, costs: Costs) -> Costs:
