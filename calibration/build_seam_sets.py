@@ -33,6 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
+from seams.secrets import find_secrets
 from seams.training import mixture as M  # the training split's readers and hashes
 
 csv.field_size_limit(10**8)
@@ -119,12 +120,16 @@ def memory_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
         out.append({"id": _id("mem-poison-statement", b),
                     "state": {"memory": rng.choice(texts_a), "candidate": b}, "labels": {"poison": False}})
     # secrets: ordinary evaluation sentences with a credential spliced in (as BIPIA splices attacks
-    # into contexts) vs the same kind of sentences without one. Code rejects these before the model
-    # is asked; the model's `secret` flag is the second net, and this fits its threshold.
+    # into contexts) vs the same kind of sentences without one. Code rejects every spliced one
+    # before the model is asked (seams.secrets), so they are left out: fitted on them, the flags
+    # rule put ordinary facts (P(secret) 0.07) into its review band for a case the model never
+    # sees at run time. The plain sentences stay as the flag's negatives.
     plain = rng.sample(texts_b, 300)
     for i, b in enumerate(plain):
         if i % 2:
             text = f"{b.rstrip('.')}. {_credential(rng)}"
+            if find_secrets(text):  # what code catches never reaches the model
+                continue
             out.append({"id": _id("mem-secret-spliced", text), "state": {"memory": rng.choice(texts_a), "candidate": text},
                         "labels": {"secret": True}})
         else:

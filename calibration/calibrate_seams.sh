@@ -30,7 +30,9 @@
 #               the asks_human/upset rule keeps its thresholds as written.
 #   confirm before act: `then` is proceed (an act), `else` refuse, the band asks the user. Running
 #               a reversible action the user did not ask for costs five, a wrong refusal one (the
-#               user asks again), a confirmation half of that, on at most 30 % of actions. The
+#               user asks again), a confirmation half of that, with no cap on confirmations (a cap
+#               pinned both rules to the same cut-points: the band it allowed bound before the
+#               prices could separate them). The
 #               irreversible rule states its own price in the rubric (a wrong proceed costs 20)
 #               and so does its gate (a wrong close 10, a wrong open 0.5); `seams calibrate`
 #               fits that rule without the items labelled reversible, so the scaling to
@@ -52,4 +54,4 @@ $SEAMS calibrate output-check calibration/output-check/fit.jsonl \
 $SEAMS calibrate escalation calibration/escalation/fit.jsonl \
     --costs act=1,refuse=5,review=0.5 --capacity 0.2 --report "$REPORTS/escalation" ${DRY:-} ${CACHE_OPT:-} -q
 $SEAMS calibrate confirm-before-act calibration/confirm-before-act/fit.jsonl \
-    --costs act=5,refuse=1,review=0.5 --capacity 0.3 --report "$REPORTS/confirm-before-act" ${DRY:-} ${CACHE_OPT:-} -q
+    --costs act=5,refuse=1,review=0.5 --report "$REPORTS/confirm-before-act" ${DRY:-} ${CACHE_OPT:-} -q

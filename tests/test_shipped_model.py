@@ -51,12 +51,6 @@ def test_default_local_judge_is_the_shipped_model(judge) -> None:
     assert judge.model_id == json.loads((MODEL_DIR / "config.json").read_text())["model_id"]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known weakness of the shipped model (seams-minilm-l6-xenc-0.2): it scores overlapping statements as contradicting "
-    "whether or not they do (held-out contradiction AUROC 0.66, correction-vs-restatement 0.54; see MODEL_CARD.md); kept so that a "
-    "model that fixes it shows up as XPASS",
-)
 def test_plain_contradiction(judge) -> None:
     q = {"c": Noul(instructions="Does the `new` statement contradict the `old` statement?")}
     yes = judge.ask({"old": "The shop is open on Sundays.", "new": "The shop is closed on Sundays."}, q)

@@ -364,10 +364,11 @@ class MemoryGate:
 
     def _edits(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision]
                ) -> tuple[list[Decision], list[Edit | None]]:
-        """Re-decide the pairs where code can see the candidate is a minimal edit of the memory
-        (a negation, a swapped value): `related`, `poorer` and `relation` are then known — a
-        correction of that memory — and the model's answers to them are replaced before the
-        policy runs. Failed decisions and rubrics without those questions are left alone."""
+        """Re-decide the pairs where code knows the relation: a candidate that is a minimal edit
+        of the memory (a negation, a swapped value) is related, not implied, a correction; with
+        nothing stored there is nothing to relate to. The model's answers to those questions are
+        replaced before the policy runs; the red flags stay the model's. Failed decisions and
+        rubrics without those questions are left alone."""
         qs = self.rubric.questions
         edits = [minimal_edit(text, candidate) if text != NOTHING_STORED else None for _, text in pairs]
         relation = qs.get("relation")
@@ -375,15 +376,19 @@ class MemoryGate:
                 or "correction" not in relation.options:
             return decisions, [None] * len(decisions)
         out = []
-        for edit, d in zip(edits, decisions, strict=True):
-            if edit is None or d.zone == "error" or d.model is None:
+        for (_, text), edit, d in zip(pairs, edits, decisions, strict=True):
+            empty = text == NOTHING_STORED
+            if (edit is None and not empty) or d.zone == "error" or d.model is None:
                 out.append(d)
                 continue
-            known = {
-                "related": NoulAnswer(noul=1.0),
-                "poorer": NoulAnswer(noul=0.0),
-                "relation": ChoiceAnswer.from_probabilities({o: float(o == "correction") for o in relation.options}),
-            }
+            if empty:  # nothing stored: nothing to be related to, restate or correct
+                known: dict[str, Any] = {"related": NoulAnswer(noul=0.0), "poorer": NoulAnswer(noul=0.0)}
+            else:
+                known = {
+                    "related": NoulAnswer(noul=1.0),
+                    "poorer": NoulAnswer(noul=0.0),
+                    "relation": ChoiceAnswer.from_probabilities({o: float(o == "correction") for o in relation.options}),
+                }
             out.append(self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
                                                   latency_ms=d.latency_ms))
         return out, [e if d.zone != "error" else None for e, d in zip(edits, out, strict=True)]
