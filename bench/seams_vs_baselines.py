@@ -214,13 +214,13 @@ def bench_passages(judge: LocalJudge, enc: Encoder, limit: int, rng: random.Rand
         items = [i for i in held if qid in i["labels"]]
         items = rng.sample(items, min(limit, len(items)))
         fit_items = [i for i in fit if qid in i["labels"]]
-        truth = [bool(i["labels"][qid]) for i in items]
+        truth = [i["labels"][qid] in (True, "contradiction") for i in items]
         states = [i["state"] for i in items]
         decisions = decide_many(gate.rubric, states, judge)
         sims = enc.cos([s["query"] for s in states], [s["passage"] for s in states])
         fit_sims = enc.cos([i["state"]["query"] for i in fit_items], [i["state"]["passage"] for i in fit_items])
         if task == "relevance":
-            cut = fit_cut(fit_sims, [bool(i["labels"][qid]) for i in fit_items])
+            cut = fit_cut(fit_sims, [i["labels"][qid] in (True, "contradiction") for i in fit_items])
             pred = [None if d.kind == "review" else d.outcome == "keep" for d in decisions]
             rows.append(binary_row("seams passage gate (keep)", "passages: relevance", truth, pred))
             rows.append(binary_row("keep-all", "passages: relevance", truth, [True] * len(items)))

@@ -209,6 +209,11 @@ def _scifact(data: Path) -> list[tuple[str, str, str]]:
     return out
 
 
+# the passage gate's `contradicts` Choice (entailment / neutral / contradiction) from each source's label
+_STANCE = {"SUPPORT": "entailment", "SUPPORTS": "entailment", "CONTRADICT": "contradiction",
+           "REFUTES": "contradiction", "NOINFO": "neutral", "NOT ENOUGH INFO": "neutral"}
+
+
 def passage_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     """(query, passage) pairs labelled for the passage-gate questions.
 
@@ -230,14 +235,14 @@ def passage_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     sci = _scifact(data)
     for c, e, lab in sci:
         out.append({"id": _id(f"psg-scifact-{lab.lower()}", c, e), "state": {"query": c, "passage": e},
-                    "labels": {"contradicts": lab == "CONTRADICT", "evidence": lab == "SUPPORT"}})
+                    "labels": {"contradicts": _STANCE[lab], "evidence": lab == "SUPPORT"}})
     fever = _jsonl(data / "nli/fever_symmetric/fever_symmetric_test.jsonl")
     for r in _cap(fever, 400, rng):
         if r.get("label") not in ("SUPPORTS", "REFUTES"):
             continue
         c, e = M._clean_wiki(r["claim"]), M._clean_wiki(r["evidence"])
         out.append({"id": _id(f"psg-fever-{r['label'].lower()}", c, e), "state": {"query": c, "passage": e},
-                    "labels": {"contradicts": r["label"] == "REFUTES", "evidence": r["label"] == "SUPPORTS"}})
+                    "labels": {"contradicts": _STANCE[r["label"]], "evidence": r["label"] == "SUPPORTS"}})
     bipia = [x for x in M.injection_items(data, "eval") if x[3].startswith("bipia") and x[1]]
     for text, task, is_inj, src in _cap(bipia, 400, rng):
         out.append({"id": _id(f"psg-{src}-injection", text, task or ""), "state": {"query": task, "passage": text},

@@ -29,7 +29,8 @@ class ByPassage(FixedJudge):
 
 
 def v(injection=0.0, contradicts=0.0, evidence=0.0, relevant=0.0):
-    return {"injection": injection, "contradicts": contradicts, "evidence": evidence, "relevant": relevant}
+    stance = {"contradiction": contradicts, "entailment": (1 - contradicts) / 2, "neutral": (1 - contradicts) / 2}
+    return {"injection": injection, "contradicts": stance, "evidence": evidence, "relevant": relevant}
 
 
 TABLE = {

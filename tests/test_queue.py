@@ -37,7 +37,8 @@ def test_enqueue_is_idempotent_by_key(tmp_path):
 def test_enqueue_takes_rubric_and_questions_from_a_decision(tmp_path):
     rubric = Rubric.builtin("passage-gate")
     d = rubric.decide({"query": "q", "passage": "p"},
-                      judge=FixedJudge({"injection": 0.0, "contradicts": 0.5, "evidence": 0.1, "relevant": 0.5}))
+                      judge=FixedJudge({"injection": 0.0, "contradicts": {"contradiction": 0.5, "entailment": 0.25, "neutral": 0.25},
+                                        "evidence": 0.1, "relevant": 0.5}))
     assert d.kind == "review"
     q = ReviewQueue(tmp_path / "q.db")
     item = q.enqueue({"query": "q", "passage": "p"}, decision=d).item
