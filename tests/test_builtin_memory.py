@@ -157,7 +157,7 @@ def test_flags_quarantine_whatever_the_relation():
 
 def test_flag_in_band_holds_and_remember_stores_a_held_candidate():
     store = MemoryStore()
-    r = MemoryGate(store, judge=FixedJudge({**UNRELATED, "secret": 0.5})).remember("the vault code changed")
+    r = MemoryGate(store, judge=FixedJudge({**UNRELATED, "secret": 0.7})).remember("the vault code changed")
     assert r.outcome == "hold" and r.stored.status == "held" and store.current() == []
 
 

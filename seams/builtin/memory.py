@@ -292,6 +292,7 @@ class Admission:
 
 
 _FLAG_ORDER = {"quarantine": 0, "hold": 1}
+_FLAG_RULES = ("flags", "secret")  # red flags: any pair that raises one decides
 _EDIT_WORDS = {"negation": "the memory's words with a negation added or removed",
                "substitution": "the memory's words with one short span swapped"}
 
@@ -407,7 +408,7 @@ class MemoryGate:
         if errors:
             return Admission(errors[0].outcome, candidate, f"judge failed: {errors[0].error}",  # type: ignore[arg-type]
                              decision=errors[0], decisions=ds)
-        flagged = [d for d in ds if d.rule == "flags"]
+        flagged = [d for d in ds if d.rule in _FLAG_RULES]
         if flagged:
             d = min(flagged, key=lambda d: (_FLAG_ORDER.get(d.outcome, 9), -(d.probability or 0)))
             return Admission(d.outcome, candidate, _reason(d), decision=d, decisions=ds)  # type: ignore[arg-type]
