@@ -80,9 +80,14 @@ def _shortfalls(met: dict[str, Any]) -> list[str]:
         if notes:
             out.append(f"- **{task}**: " + "; ".join(notes))
     out.append("")
-    out.append("In particular the model does not yet separate a contradiction or a correction from a restatement "
-               "(it scores two statements with overlapping words as contradicting either way): do not rely on it for "
-               "the memory-admission correction/restatement decision without calibration on your own data.")
+    res = met.get("results", {})
+    con = (res.get("contradiction") or {}).get("seams")
+    cor = (res.get("correction_vs_restatement") or {}).get("seams")
+    if con is not None and cor is not None:
+        out.append(f"In particular it separates a contradiction from the rest fairly (AUROC {con:.2f}) but a correction "
+                   f"from a restatement only weakly (accuracy {cor:.2f}): do not rely on it for the memory-admission "
+                   "correction/restatement decision without calibration on your own data (the memory gate decides "
+                   "minimal edits in code for this reason).")
     out.append("")
     return out
 
