@@ -18,19 +18,6 @@ from typing import Literal
 Edit = Literal["negation", "substitution"]
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.,:/-][a-z0-9]+)*")
-#: Words that turn a statement into its denial ("does not", "no longer", "never", "isn't").
-_NEGATORS_RAW = frozenset({
-    "not", "no", "never", "nt", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt",
-    "werent", "wont", "hasnt", "havent", "hadnt", "shouldnt", "wouldnt", "anymore", "neither", "nor",
-})
-#: Words a negation drags in with it ("no *longer*", "*does* not deploy").
-_NEGATION_HELPERS_RAW = frozenset({"longer", "do", "does", "did", "is", "are", "was", "were", "has", "have", "had",
-                               "will", "would", "should", "any", "more"})
-_FUNCTION_RAW = frozenset({"the", "a", "an", "of", "to", "in", "on", "at", "for", "and", "or", "is", "are", "be",
-                       "was", "were", "it", "this", "that", "with", "by", "as"})
-#: Words that make a span vaguer: "atorvastatin" → "a medication" generalises, it does not correct.
-_VAGUE_RAW = frozenset({"a", "an", "some", "someone", "somebody", "something", "somewhere", "sometime", "person",
-                        "people", "thing", "things", "stuff", "one", "any", "certain", "various", "kind", "sort"})
 MAX_SWAP = 3  # tokens on either side of a substitution
 
 
@@ -42,10 +29,20 @@ def _norm(word: str) -> str:
     return w
 
 
-_NEGATORS = frozenset(map(_norm, _NEGATORS_RAW))
-_NEGATION_HELPERS = frozenset(map(_norm, _NEGATION_HELPERS_RAW))
-_FUNCTION = frozenset(map(_norm, _FUNCTION_RAW))
-_VAGUE = frozenset(map(_norm, _VAGUE_RAW))
+def _normed(words: str) -> frozenset[str]:
+    """A word set, normalised the way the tokens are."""
+    return frozenset(map(_norm, words.split()))
+
+
+#: Words that turn a statement into its denial ("does not", "no longer", "never", "isn't").
+_NEGATORS = _normed("not no never nt cannot cant dont doesnt didnt isnt arent wasnt werent wont hasnt "
+                    "havent hadnt shouldnt wouldnt anymore neither nor")
+#: Words a negation drags in with it ("no *longer*", "*does* not deploy").
+_NEGATION_HELPERS = _normed("longer do does did is are was were has have had will would should any more")
+_FUNCTION = _normed("the a an of to in on at for and or is are be was were it this that with by as")
+#: Words that make a span vaguer: "atorvastatin" → "a medication" generalises, it does not correct.
+_VAGUE = _normed("a an some someone somebody something somewhere sometime person people thing things stuff "
+                 "one any certain various kind sort")
 
 
 def tokens(text: str) -> list[str]:

@@ -292,7 +292,6 @@ class Admission:
 
 
 _FLAG_ORDER = {"quarantine": 0, "hold": 1}
-_FLAG_RULES = ("flags", "secret")  # red flags: any pair that raises one decides
 _EDIT_WORDS = {"negation": "the memory's words with a negation added or removed",
                "substitution": "the memory's words with one short span swapped"}
 
@@ -326,6 +325,8 @@ class MemoryGate:
                  judge: Judge | Decider | None = None, k: int = 3) -> None:
         self.store = store
         self.rubric = load_rubric(rubric, "memory-admission")
+        # red flags: the rules that quarantine; one raised by any pair decides
+        self._flag_rules = {r.id for r in self.rubric.policy.rules if r.then == "quarantine"}
         self.judge = judge
         self.k = k
 
@@ -371,11 +372,11 @@ class MemoryGate:
         replaced before the policy runs; the red flags stay the model's. Failed decisions and
         rubrics without those questions are left alone."""
         qs = self.rubric.questions
-        edits = [minimal_edit(text, candidate) if text != NOTHING_STORED else None for _, text in pairs]
         relation = qs.get("relation")
         if not {"related", "poorer"} <= set(qs) or not isinstance(relation, Choice) \
                 or "correction" not in relation.options:
             return decisions, [None] * len(decisions)
+        edits = [minimal_edit(text, candidate) if text != NOTHING_STORED else None for _, text in pairs]
         out = []
         for (_, text), edit, d in zip(pairs, edits, decisions, strict=True):
             empty = text == NOTHING_STORED
@@ -408,7 +409,7 @@ class MemoryGate:
         if errors:
             return Admission(errors[0].outcome, candidate, f"judge failed: {errors[0].error}",  # type: ignore[arg-type]
                              decision=errors[0], decisions=ds)
-        flagged = [d for d in ds if d.rule in _FLAG_RULES]
+        flagged = [d for d in ds if d.rule in self._flag_rules]
         if flagged:
             d = min(flagged, key=lambda d: (_FLAG_ORDER.get(d.outcome, 9), -(d.probability or 0)))
             return Admission(d.outcome, candidate, _reason(d), decision=d, decisions=ds)  # type: ignore[arg-type]

@@ -23,10 +23,10 @@ from .extract import (
     correct_in_id_order,
     current_answers,
     decode_answers,
-    gate_rule,
     ids_hash,
     question_data,
     rule_data,
+    rules_and_gates,
     split_ids,
 )
 from .fit import noul_threshold
@@ -145,16 +145,16 @@ def check_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, *, a
                                      f"{t['b']} vs {t['c']}, McNemar p = {t['p_value']:.2g} < {alpha})")
             else:
                 out.add("ok", qid, f"{flips} of {len(qd)} answers flipped; McNemar ({label}) p = {t['p_value']:.2g}")
-    fitted = [(f"rule {r.id} (gate)", gate_rule(r), cal.gates.get(r.id)) for r in rubric.policy.rules if r.gate]
-    fitted += [(f"rule {r.id}", r, cal.thresholds.get(r.id)) for r in rubric.policy.rules]
-    for name, rule, rt in fitted:
+    for unit, rule, is_gate in rules_and_gates(rubric.policy.rules):
+        rt = (cal.gates if is_gate else cal.thresholds).get(rule.id)
         if rt is None:
             continue
         _, p, y = rule_data(rule, rubric.questions, dataset, run, transform, keep)
         if not len(p):
             continue
         z = zone_metrics(p, y, rt.high, rt.low)
-        out.measured[name.replace("rule ", "rule:", 1)] = z
+        out.measured[f"rule:{unit}"] = z
+        name = f"rule {unit}"
         stored = rt.metrics.get("heldout") or {}
         ci = stored.get("error_rate_ci")
         err_lo = z["error_rate"] if same or not z.get("error_rate_ci") else z["error_rate_ci"][0]

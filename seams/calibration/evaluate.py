@@ -6,7 +6,7 @@ from typing import Any
 
 from ..rubric import Rubric
 from .dataset import LabelledSet
-from .extract import gate_rule, question_data, rule_data
+from .extract import question_data, rule_data, rules_and_gates
 from .fit import noul_threshold
 from .metrics import zone_metrics
 from .run import RunResult
@@ -45,9 +45,8 @@ def evaluate_set(dataset: LabelledSet, run: RunResult, rubric: Rubric | None = N
         if applies:
             m["raw"] = qd.metrics(None, threshold=noul_threshold(rules, qid), n_boot=n_boot, seed=seed)
         out["questions"][qid] = m
-    measured = [(f"{r.id} (gate)", gate_rule(r), gates) for r in rules if r.gate is not None]
-    measured += [(r.id, r, overrides) for r in rules]
-    for name, rule, cuts in measured:
+    for name, rule, is_gate in rules_and_gates(rules):
+        cuts = gates if is_gate else overrides
         try:
             _, p, y = rule_data(rule, rubric.questions, dataset, run, transform)  # type: ignore[union-attr]
         except ValueError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -134,6 +134,15 @@ def gate_rule(rule: Rule) -> Rule:
         "question": rule.gate.question, "option": None, "any": None, "choice": None, "options": None,
         "gate": None, "high": rule.gate.high, "low": rule.gate.low, "else_": rule.gate.closed,
     })
+
+
+def rules_and_gates(rules: Iterable[Rule]) -> Iterator[tuple[str, Rule, bool]]:
+    """Each rule, its gate (read as a rule of its own, named `<id> (gate)`) just before it:
+    (name, rule to measure, whether it is a gate)."""
+    for rule in rules:
+        if rule.gate is not None:
+            yield f"{rule.id} (gate)", gate_rule(rule), True
+        yield rule.id, rule, False
 
 
 def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], dataset: LabelledSet, run: RunResult,

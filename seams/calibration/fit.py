@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -200,7 +200,6 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
     return CalibrationResult(block, qresults, rresults, notes, fit_ids, report_ids)
 
 
-
 def _gate_opened(rule: Any, dataset: LabelledSet, notes: list[str]) -> set[str] | None:
     """The items a gated rule is fitted on: all but those whose gate question is labelled closed
     (the rule never decides those while its gate is right). Items that do not label the gate are
@@ -221,9 +220,7 @@ def _gate_costs(rubric: Rubric, rule: Any, costs: Costs) -> Costs:
     own = rule.gate.costs
     if own is None:
         return base
-    return Costs(act=base.act if own.open is None else own.open,
-                 refuse=base.refuse if own.closed is None else own.closed,
-                 review=base.review if own.review is None else own.review)
+    return _laid_over(base, act=own.open, refuse=own.closed, review=own.review)
 
 
 def _rule_costs(rule: Any, costs: Costs) -> Costs:
@@ -231,9 +228,12 @@ def _rule_costs(rule: Any, costs: Costs) -> Costs:
     own = rule.costs
     if own is None:
         return costs
-    return Costs(act=costs.act if own.act is None else own.act,
-                 refuse=costs.refuse if own.refuse is None else own.refuse,
-                 review=costs.review if own.review is None else own.review)
+    return _laid_over(costs, act=own.act, refuse=own.refuse, review=own.review)
+
+
+def _laid_over(costs: Costs, **own: float | None) -> Costs:
+    """`costs` with every price the rubric states (not None) in place of the run's."""
+    return replace(costs, **{k: v for k, v in own.items() if v is not None})
 
 
 def _fit_rule(
