@@ -575,6 +575,58 @@ def confirm_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     return out
 
 
+# ------------------------------------------------------------------------------- model routing
+
+#: How many of the 100 BERT fine-tuning runs (McCoy et al.'s MNLI dev-matched counts) got an item
+#: right: at most HARD_MAX → hard (the strong model), at least EASY_MIN → easy (the small one).
+HARD_MAX, EASY_MIN = 60, 98
+
+
+def _nli_task(premise: str, hypothesis: str) -> str:
+    """An NLI item written as a user would ask it."""
+    return (f'First sentence: "{premise.strip()}" Second sentence: "{hypothesis.strip()}" '
+            "Does the first sentence imply the second, contradict it, or neither?")
+
+
+def routing_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
+    """Tasks labelled for the model-routing rule `difficulty` (true: the strong model).
+
+    A measured difficulty proxy: MNLI dev-matched items with how many of 100 BERT fine-tuning runs
+    got each right (`nli/mnli_dev_matched.tsv`, last column), asked as a user would ask an NLI
+    task (the premise, the hypothesis, and whether the first implies the second, contradicts it,
+    or neither). At most 60 of 100 right → `difficulty` true (hard: route to the strong model);
+    at least 98 right → false (easy: the small model); the items in between (61–97) are dropped,
+    not labelled. Only the evaluation side of the training split (by premise, as
+    `seams.training.mixture.nli_pairs` splits it), since the training mixture reads this file.
+    Every hard item is kept; as many easy ones are drawn, gold label by gold label in the hard
+    items' proportions, so neither the class balance nor the NLI label gives the difficulty away.
+    It measures difficulty for a fine-tuned BERT on one kind of task, not for an LLM on tasks
+    in general. The labels are booleans (which zone of the rule is right), not the Score's level
+    indices, so `seams calibrate` and `seams eval` do not load this set;
+    `calibration/model_routing_signal.py` measures on it.
+    """
+    hard: dict[str, list[tuple[str, str]]] = {}
+    easy: dict[str, list[tuple[str, str]]] = {}
+    for row in M.read_tsv(data / "nli/mnli_dev_matched.tsv"):
+        if len(row) < 5 or row[3] not in ("entailment", "neutral", "contradiction"):
+            continue
+        _, p, h, lab, right = row[:5]
+        if not M.is_eval(p, 0.15):
+            continue
+        n = int(right)
+        if n <= HARD_MAX:
+            hard.setdefault(lab, []).append((p, h))
+        elif n >= EASY_MIN:
+            easy.setdefault(lab, []).append((p, h))
+    out: list[dict[str, Any]] = []
+    for lab in sorted(hard):
+        chosen = [(x, True) for x in hard[lab]] + [(x, False) for x in _cap(easy.get(lab, []), len(hard[lab]), rng)]
+        for (p, h), is_hard in chosen:
+            out.append({"id": _id(f"route-mnli-bertruns-{'hard' if is_hard else 'easy'}", p, h),
+                        "state": {"task": _nli_task(p, h)}, "labels": {"difficulty": is_hard}})
+    return out
+
+
 BUILDERS = {
     "memory-admission": memory_items,
     "passage-gate": passage_items,
@@ -582,6 +634,7 @@ BUILDERS = {
     "output-check": output_items,
     "escalation": escalation_items,
     "confirm-before-act": confirm_items,
+    "model-routing": routing_items,
 }
 
 

@@ -37,7 +37,14 @@
 #               and so does its gate (a wrong close 10, a wrong open 0.5); `seams calibrate`
 #               fits that rule without the items labelled reversible, so the scaling to
 #               consequence survives the fit.
-# Model routing has no labelled data here: see docs/seams.md.
+# Model routing is not fitted here. It has a labelled set (calibration/model-routing: MNLI tasks,
+# hard = at most 60 of 100 BERT runs right → strong, easy = at least 98 → small), but the shipped
+# model's difficulty score does not separate it (AUROC 0.43 fit half, 0.55 held out:
+# calibration/model_routing_signal.py), and `seams calibrate` fits no rule that reads a Score (its
+# labels are level indices, which do not say which zone is right; this set's labels are booleans,
+# which it does not load). Were both to change, the prices would be act=1 (an easy task sent to
+# strong: one needless strong call), refuse=4 (a hard task sent to small: a wrong answer, then a
+# retry), review=0.5 (the band is the medium model, not a person). See docs/seams.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEAMS=${SEAMS:-seams}

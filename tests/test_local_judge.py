@@ -24,6 +24,7 @@ from seams.errors import ConfigError, InputError, QuestionError, StateError
 from seams.judges import Judge
 from seams.judges.local import LocalJudge
 from seams.judges.local import config as local_config
+from seams.judges.local.hypotheses import focus
 from seams.judges.local.windows import min_state_tokens, stride
 from seams.questions import Choice, Noul, NoulCriteria, Score
 
@@ -75,6 +76,35 @@ def test_noul_criteria_and_structured_instructions_reach_the_model(judge: LocalJ
     # criteria without instructions: the true text becomes the statement
     bare = judge.ask("text", {"q": Noul(criteria=NoulCriteria(true="favoured", false="contradiction"))})
     assert bare["q"].noul == pytest.approx(sigmoid(BIAS + 5))
+
+
+def test_a_question_naming_two_fields_reads_only_those_fields(judge: LocalJudge) -> None:
+    # "yes" (+6) sits in a field neither question below names as one of a pair
+    state = {"request": "yes", "sources": "text", "draft": "text"}
+    pair = judge.ask(state, {"q": Noul(instructions="Does the `draft` follow from the `sources`?")})
+    assert pair["q"].noul == pytest.approx(sigmoid(BIAS))
+    # naming one field (or none) the question may lean on the rest, so it sees the whole state
+    one = judge.ask(state, {"q": Noul(instructions="Does the `draft` hold?")})
+    assert one["q"].noul == pytest.approx(sigmoid(BIAS + 6))
+    # naming a field the state lacks: the whole state, never a guess
+    missing = judge.ask(state, {"q": Noul(instructions="Does the `draft` follow from the `notes`?")})
+    assert missing["q"].noul == pytest.approx(sigmoid(BIAS + 6))
+    # the other pair of fields: "no" (-6) in the field left out does not count
+    other = {"request": "yes", "sources": "no", "draft": "text"}
+    about = Noul(instructions="Is the `draft` about the `request`?")
+    assert judge.ask(other, {"q": about})["q"].noul == pytest.approx(sigmoid(BIAS + 6))
+    # the named fields keep the state's order, whatever order the question names them in
+    assert list(focus(about, other)) == ["request", "draft"]
+    assert focus(about, {"draft": "a", "request": "b"}) == {"draft": "a", "request": "b"}
+
+
+def test_questions_with_different_views_of_one_state_share_a_call(judge: LocalJudge) -> None:
+    state = {"request": "yes", "sources": "text", "draft": "text"}
+    qs = {"pair": Noul(instructions="Does the `draft` follow from the `sources`?"), "whole": Noul(instructions="Is it so?")}
+    both = judge.ask(state, qs)
+    assert both["pair"].noul == pytest.approx(sigmoid(BIAS))
+    assert both["whole"].noul == pytest.approx(sigmoid(BIAS + 6))
+    assert len(judge._plan([state], qs).pairs) == 2
 
 
 def test_choice_is_a_softmax_over_one_hypothesis_per_option(judge: LocalJudge) -> None:

@@ -1,6 +1,9 @@
 """Pieces of the training mixture that need no data set (the full build reads ../shared/data)."""
 
-from seams.training.mixture import ToolItem, _closest_tools
+import random
+
+from seams.training.mixture import ToolItem, _closest_tools, _tool_choice_examples
+from seams.training.wordings import train_wordings
 
 
 def test_hard_tool_negatives_are_the_tools_sharing_most_words_with_the_request():
@@ -15,3 +18,34 @@ def test_hard_tool_negatives_are_the_tools_sharing_most_words_with_the_request()
     others = [n for n in pool if n != it.gold]
     assert _closest_tools(it, others, 2) == ["book_flight", "weather"]
     assert _closest_tools(it, others, 10) == ["book_flight", "weather", "convert_currency", "translate"]
+
+
+def _flight_item() -> ToolItem:
+    pool = {
+        "book_flight": "Book a flight between two airports on a date.",
+        "flight_status": "Say whether a flight is delayed.",
+        "weather": "Today's weather for a city.",
+        "translate": "Translate a sentence.",
+        "convert_currency": "Convert an amount between currencies.",
+        "set_alarm": "Set an alarm.",
+        "play_music": "Play a song.",
+    }
+    return ToolItem("is my flight to Paris delayed today?", "flight_status", {}, "synthetic", pool)
+
+
+def test_a_hard_no_fit_tool_choice_is_all_noes_over_the_closest_tools():
+    it = _flight_item()
+    w = next(w for w in train_wordings("tool_choice") if w.none_option is None)
+    # a share of 2 makes every draw a hard one: the closest tools, the gold one left out
+    examples = _tool_choice_examples(it, w, random.Random(0), hard_tool_negatives=2.0)
+    assert examples and all(e.label == 0.0 for e in examples)
+    assert not any("flight_status" in e.hypothesis for e in examples)
+    assert any("book_flight" in e.hypothesis for e in examples)
+
+
+def test_without_hard_negatives_the_gold_tool_is_the_one_yes():
+    it = _flight_item()
+    w = next(w for w in train_wordings("tool_choice") if w.none_option is None)
+    examples = _tool_choice_examples(it, w, random.Random(0), hard_tool_negatives=0.0)
+    yes = [e for e in examples if e.label == 1.0]
+    assert len(yes) == 1 and "flight_status" in yes[0].hypothesis

@@ -151,7 +151,7 @@ def fit_choice_temperature(int8: Path, tokenizer_json: Path, data: Path | None =
     """Fit the Choice softmax temperature (NLL) on held-out tool/intent choices not used by the bench."""
     import random
 
-    from ..judges.local.hypotheses import choice_hypotheses, state_text
+    from ..judges.local.hypotheses import choice_hypotheses, focus, state_text
     from .mixture import DEFAULT_DATA, _candidates, tool_items
     from .wordings import held_out_wordings, train_wordings
 
@@ -167,7 +167,7 @@ def fit_choice_temperature(int8: Path, tokenizer_json: Path, data: Path | None =
         cands = _candidates(it, rng, 8)
         q = w.question(cands)
         hyps = choice_hypotheses(q)
-        st = state_text(w.state(it.request))
+        st = state_text(focus(q, w.state(it.request)))
         groups.append((len(pairs), len(hyps)))
         golds.append(q.options.index(it.gold))
         pairs.extend((h, st) for h in hyps)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judges.local.hypotheses import choice_hypotheses, noul_hypothesis, state_text
+from ..judges.local.hypotheses import choice_hypotheses, focus, noul_hypothesis, state_text
 from ..questions import Choice, Noul
 from . import wordings as W
 
@@ -380,13 +380,13 @@ class Example:
 
 def _noul_example(task: str, source: str, w: Any, q: Noul, state: Any, label: bool) -> Example:
     y = (not label) if getattr(w, "invert", False) else label
-    return Example(task, source, w.id, noul_hypothesis(q), state_text(state), float(y))
+    return Example(task, source, w.id, noul_hypothesis(q), state_text(focus(q, state)), float(y))
 
 
 def _choice_examples(task: str, source: str, w: W.ChoiceWording, q: Choice, state: Any,
                      gold: str | None) -> list[Example]:
     hyps = choice_hypotheses(q)
-    st = state_text(state)
+    st = state_text(focus(q, state))
     out = []
     for name, hyp in zip(q.options, hyps, strict=True):
         is_none = w.none_option is not None and name == w.none_option[0]
@@ -454,14 +454,41 @@ def _closest_tools(it: ToolItem, names: list[str], n: int) -> list[str]:
     return sorted(names, key=lambda nm: (-overlap(nm), nm))[:max(n, 1)]
 
 
+def _tool_choice_examples(it: ToolItem, w: W.ChoiceWording, rng: random.Random,
+                          hard_tool_negatives: float) -> list[Example]:
+    """One tool Choice over a few candidates, one yes/no pair per option (none when it cannot be asked).
+
+    With `hard_tool_negatives`, half that share is asked over the pool's tools closest to the
+    request without the gold one: every option's hypothesis is a "no", so a request that no tool
+    fits scores low on all of them and the highest option can serve as the "any tool" gate.
+    """
+    cands = _candidates(it, rng, rng.randint(3, 6))
+    no_fit = False
+    if hard_tool_negatives > 0 and not it.tools and rng.random() < hard_tool_negatives / 2:
+        near = _closest_tools(it, [n for n in it.pool if n != it.gold], len(cands))
+        cands, no_fit = {n: _short(it.pool[n]) for n in near}, True
+    if it.source in ("clinc150", "banking77"):
+        cands = {_maybe_swap_case(rng, n): d for n, d in cands.items()}
+        gold = next((n for n in cands if n.replace(" ", "_") == it.gold), None) if it.gold else None
+    else:
+        gold = it.gold
+    if no_fit:
+        gold = None
+    elif w.none_option is None and gold is None:
+        return []
+    return _choice_examples("tool_choice", it.source, w, w.question(cands), w.state(it.request), gold)
+
+
 def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
                   weights: dict[str, float] | None = None, hard_tool_negatives: float = 0.0) -> list[Example]:
     """The shuffled training pairs. `scale` multiplies every task's size, `weights` single tasks'.
 
     `hard_tool_negatives` is the share of "does any tool fit" rosters whose distractors are the
     pool's tools sharing the most words with the request (BFCL irrelevance-style: related tools
-    that still do not fit) rather than random ones; 0 draws no extra randomness, so mixtures
-    built before it existed are rebuilt identically.
+    that still do not fit) rather than random ones, and half that share of tool Choices is asked
+    over the closest tools without the gold one (every option a "no"), so the highest option's
+    yes-probability can serve as the gate too; 0 draws no extra randomness, so mixtures built
+    before it existed are rebuilt identically.
     """
     rng = random.Random(seed)
     weights = weights or {}
@@ -516,17 +543,7 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
     tools = tool_items(data, "train", seed)
     tools = _cap_sources(tools, lambda t: t.source, int(3000 * scale), rng)
     for it in rng.sample(tools, min(len(tools), sizes["tool_choice"])):
-        w = pick("tool_choice")
-        cands = _candidates(it, rng, rng.randint(3, 6))
-        if it.source in ("clinc150", "banking77"):
-            cands = {_maybe_swap_case(rng, n): d for n, d in cands.items()}
-            gold = next((n for n in cands if n.replace(" ", "_") == it.gold), None) if it.gold else None
-        else:
-            gold = it.gold
-        if w.none_option is None and gold is None:
-            continue
-        q = w.question(cands)
-        ex.extend(_choice_examples("tool_choice", it.source, w, q, w.state(it.request), gold))
+        ex.extend(_tool_choice_examples(it, pick("tool_choice"), rng, hard_tool_negatives))
     for it in rng.sample(tools, min(len(tools), sizes["tool_gate"])):
         w = pick("tool_gate")
         k = rng.randint(1, 5)

@@ -36,7 +36,7 @@ from ...questions import Choice, Noul, Score, parse_questions
 from ...state import check_state
 from ..base import SyncJudge
 from .config import ModelConfig, ModelDir, read_model_dir
-from .hypotheses import hypotheses, state_text
+from .hypotheses import focus, hypotheses, state_text
 from .windows import combine_distribution, combine_noul, stride, window_size
 
 Question = Noul | Choice | Score
@@ -213,32 +213,43 @@ class LocalJudge(SyncJudge):
             texts = hypotheses(question, self._templates)
             encs = [self._hypothesis(t) for t in texts]
             size = window_size(self.max_length, self._specials, [len(e.ids) for e in encs], f"question {qid!r}")
-            out[qid] = _Hypotheses(texts, encs, size)
+            out[qid] = _Hypotheses(question, texts, encs, size)
         return out
 
     def _plan_state(self, plan: _Plan, i: int, state: Any, hyp: dict[str, _Hypotheses], where: str) -> None:
-        """Add every (hypothesis, window) pair of state `i` to `plan`."""
-        text = state_text(state)
-        whole = self._tokenizer.encode(text, add_special_tokens=False)
-        n = len(whole.ids)
-        if n > self.max_state_tokens:
-            raise StateError(
-                f"{where} is {n} tokens; this judge accepts at most {self.max_state_tokens} (max_state_tokens)"
-            )
-        plan.states.append(i)
-        windows_by_size: dict[int, list[Encoding]] = {}
+        """Add every (hypothesis, window) pair of state `i` to `plan`.
+
+        Each question reads its `focus` of the state (the whole state unless it names two or more
+        of its fields); questions with the same view share its text, tokens and windows.
+        """
+        views: dict[tuple[str, ...] | None, _View] = {}
         for qid, h in hyp.items():
-            if n <= h.size:
-                windows, key_size = [whole], -1
+            seen = focus(h.question, state)
+            vkey = None if seen is state else tuple(seen)
+            view = views.get(vkey)
+            if view is None:
+                text = state_text(seen)
+                whole = self._tokenizer.encode(text, add_special_tokens=False)
+                n = len(whole.ids)
+                if n > self.max_state_tokens:
+                    part = "" if vkey is None else f" (fields {', '.join(vkey)})"
+                    raise StateError(
+                        f"{where}{part} is {n} tokens; this judge accepts at most {self.max_state_tokens} "
+                        "(max_state_tokens)"
+                    )
+                view = views[vkey] = _View(text, whole)
+            if len(view.whole.ids) <= h.size:
+                windows, key_size = [view.whole], -1
             else:
-                if h.size not in windows_by_size:
-                    windows_by_size[h.size] = self._split(text, h.size)
-                windows, key_size = windows_by_size[h.size], h.size
+                if h.size not in view.windows:
+                    view.windows[h.size] = self._split(view.text, h.size)
+                windows, key_size = view.windows[h.size], h.size
             plan.slots[(i, qid)] = [
-                [plan.pair(self._tokenizer, (t, i, key_size, w), enc, win) for w, win in enumerate(windows)]
+                [plan.pair(self._tokenizer, (t, i, vkey, key_size, w), enc, win) for w, win in enumerate(windows)]
                 for t, enc in zip(h.texts, h.encodings)
             ]
             plan.windows[(i, qid)] = len(windows)
+        plan.states.append(i)
 
     def _plan(self, states: list[Any], questions: dict[str, Question]) -> _Plan:
         """All pairs of `states` in one plan (for inspection; `ask_many` plans in passes)."""
@@ -338,9 +349,19 @@ class LocalJudge(SyncJudge):
 
 @dataclass(frozen=True)
 class _Hypotheses:
+    question: Question
     texts: list[str]
     encodings: list[Encoding]
     size: int  # tokens of state per window beside the longest hypothesis
+
+
+@dataclass
+class _View:
+    """One rendering of a state (the whole of it, or the fields a question names), tokenised once."""
+
+    text: str
+    whole: Encoding
+    windows: dict[int, list[Encoding]] = field(default_factory=dict)  # by window size
 
 
 @dataclass
@@ -350,11 +371,11 @@ class _Plan:
     states: list[int] = field(default_factory=list)
     pairs: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
-    index: dict[tuple[str, int, int, int], int] = field(default_factory=dict)
+    index: dict[tuple[Any, ...], int] = field(default_factory=dict)
     slots: dict[tuple[int, str], list[list[int]]] = field(default_factory=dict)
     windows: dict[tuple[int, str], int] = field(default_factory=dict)
 
-    def pair(self, tokenizer: Tokenizer, key: tuple[str, int, int, int], hyp: Encoding, window: Encoding) -> int:
+    def pair(self, tokenizer: Tokenizer, key: tuple[Any, ...], hyp: Encoding, window: Encoding) -> int:
         """The index of the pair (hypothesis, window), building it once."""
         j = self.index.get(key)
         if j is None:
