@@ -23,6 +23,7 @@ tokens and batched pairs/s (32 pairs of 128 tokens), with 2 intra-op threads.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -198,6 +199,17 @@ def bm25_noul(items: list[EvalItem]) -> list[float]:
 # ------------------------------------------------------------------------------ running
 
 
+def max_over_each(system: Any, items: list[EvalItem]) -> list[float]:
+    """Items asked of several states (the tool gate: one tool at a time) score their max."""
+    flat = [dataclasses.replace(it, state=st) for it in items for st in it.extra["each"]]
+    scores, out, k = system.noul(flat), [], 0
+    for it in items:
+        n = len(it.extra["each"])
+        out.append(max(scores[k:k + n]))
+        k += n
+    return out
+
+
 def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | None) -> dict[str, dict[str, Any]]:
     res: dict[str, dict[str, Any]] = {}
     for task, items in sets.items():
@@ -209,7 +221,7 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
         for sysm in systems:
             try:
                 if is_noul:
-                    scores = sysm.noul(items)
+                    scores = max_over_each(sysm, items) if "each" in items[0].extra else sysm.noul(items)
                     row[sysm.name] = auroc([bool(it.label) for it in items], scores)
                     row[f"_{sysm.name}_scores"] = scores
                 else:
@@ -259,8 +271,8 @@ def print_table(res: dict[str, dict[str, Any]], names: list[str]) -> str:
     for task, row in res.items():
         metric, goal = GOALS.get(task, (None, None))
         if metric is None:
-            metric = "AUROC" if task in ("contradiction", "relevance", "evidence_wice", "injection", "tool_gate_bfcl") \
-                else "top-1"
+            metric = "AUROC" if task in ("contradiction", "relevance", "evidence_wice", "injection", "tool_gate_bfcl",
+                                         "tool_gate_bfcl_listing") else "top-1"
         vals = [task, metric, str(row["n"]), *(fmt(row.get(n)) for n in names), fmt(row.get("bm25")),
                 f"≥ {goal}" if goal else ""]
         lines.append("| " + " | ".join(vals) + " |")

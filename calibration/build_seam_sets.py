@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import dataclasses
 import hashlib
 import json
 import random
@@ -256,9 +257,12 @@ def passage_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
 def tool_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     """Requests with a roster: BFCL multiple (gold function) and irrelevance (no call fits).
 
-    Each line is what `ToolSelector` asks, in the state it asks it in: the gate line's state is
-    `{request, tools}` with the roster listed as the gate reads it (label `applies`: does any tool
-    fit); where a tool fits and the roster has two or more, a second line (`-choice`) has the state
+    Each line is what `ToolSelector` asks, in the state it asks it in. The gate asks each of the
+    shortlist's top tools alone and reads the maximum, so the gate line's state is `{request,
+    tools: [one line]}` with the tool that maximum comes from: the gold tool where one fits (label
+    `applies` true), else the roster's tool sharing the most words with the request (false, the
+    irrelevance tool most likely to open the gate; a proxy for the top of the shortlist, which
+    depends on the model). Where a tool fits and the roster has two or more, a second line (`-choice`) has the state
     `{request}` alone — the Choices carry the roster as their options, as at run time — with its own
     `shortlist` and `tool` Choices (built by `ToolSelector` itself) and the gold name as `tool`.
     Both lines of a request land in the same split. `bench/seams_vs_baselines.py` finds each
@@ -272,7 +276,8 @@ def tool_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
         roster = [Tool(k, v or "") for k, v in it.tools.items()]
         sel = ToolSelector(roster)
         base = _id(f"tool-{it.source}", it.request, *sorted(it.tools))
-        out.append({"id": base, "state": {"request": it.request, "tools": sel.listing()},
+        asked = it.gold or M._closest_tools(dataclasses.replace(it, pool=it.tools), list(it.tools), 1)[0]
+        out.append({"id": base, "state": sel.gate_states(it.request, [asked])[0],
                     "labels": {"applies": it.gold is not None}})
         if len(roster) >= 2 and it.gold is not None:
             short = {t.name: t.short(sel.short_words) or _humanise(t.name) for t in roster}

@@ -3,10 +3,11 @@
     python examples/tool_agent.py
 
 The roster is 24 functions from the Berkeley Function-Calling Leaderboard (BFCL v4, Apache-2.0;
-names and descriptions as published). For each request the selector asks whether any tool
-applies (a gate: a Choice always names a winner, even when nothing fits), shortlists over the
-whole roster, takes a second look at the top three with their full descriptions, and suggests a
-tool only above the rubric's threshold. Requests that no tool serves get no tool.
+names and descriptions as published). For each request the selector shortlists over the whole
+roster, asks of each of the top three whether it can handle the request (a gate, read as the max:
+a Choice always names a winner, even when nothing fits), takes a second look at the top three
+with their full descriptions, and suggests a tool only when the gate is open and the winner is
+above the rubric's threshold. Requests that no tool serves get no tool.
 """
 
 from __future__ import annotations

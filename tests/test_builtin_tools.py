@@ -122,3 +122,39 @@ def test_judge_failure_suggests_nothing():
 def test_async_select():
     s = asyncio.run(ToolSelector(ROSTER, judge=KeywordJudge()).aselect("send an email to Bob"))
     assert s.tool == "send_email"
+
+
+class PerToolJudge(KeywordJudge):
+    """The gate says yes only for the weather tool; it records the tool lists the gate was shown."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate_tools = []
+
+    def ask(self, state, questions):
+        answers = super().ask(state, questions)
+        if "applies" in questions:
+            self.gate_tools.append(list(state["tools"]))
+            fits = any(line.startswith("get_weather") for line in state["tools"])
+            answers.answers["applies"] = NoulAnswer(noul=0.95 if fits else 0.05)
+        return answers
+
+
+def test_the_gate_asks_each_top_tool_alone_and_takes_the_max():
+    judge = PerToolJudge()
+    sel = ToolSelector(ROSTER, judge=judge, top_k=3)
+    s = sel.select("what is the weather in Paris?")
+    assert all(len(tools) == 1 for tools in judge.gate_tools) and len(judge.gate_tools) == 3
+    assert s.applies == 0.95 and s.tool == "get_weather"
+    # a request whose shortlist leads with other tools: the weather tool is still among the three
+    # asked, and one confident yes opens the gate (max, never mean: the mean here is 0.35)
+    judge = PerToolJudge()
+    s = ToolSelector(ROSTER, judge=judge, top_k=3).select("send the weather report by email")
+    assert s.applies == 0.95
+
+
+def test_a_closed_gate_suggests_nothing_even_with_a_confident_winner():
+    judge = PerToolJudge()
+    s = ToolSelector({k: v for k, v in ROSTER.items() if k != "get_weather"}, judge=judge).select(
+        "send an email to Bob")
+    assert s.applies == 0.05 and s.tool is None and s.outcome == "none"

@@ -4,14 +4,18 @@ Loading every tool into a model's context costs tokens and accuracy; picking by 
 similarity always picks *something*, even when nothing fits. The selector asks the `tool-selection`
 rubric in three stages:
 
-1. a Noul gate, "can any of the tools handle the request?", over a one-line listing of the roster
-   — gate before choice, because a Choice always names a winner;
-2. a wide Choice over the whole roster with short descriptions (the shortlist);
+1. a wide Choice over the whole roster with short descriptions (the shortlist);
+2. a Noul gate, "can any of the tools handle the request?", asked of each of the shortlist's top
+   tools on its own and read as the **maximum** over them — a Choice always names a winner, so
+   the gate decides whether there is one to name. Asked of the whole roster at once, the local
+   model read the listing as a blur (BFCL irrelevance AUROC 0.84 against 0.86–0.91 for the max
+   over one tool at a time, held-out gate wordings, seams-minilm 0.3); the max is also what
+   "any" means, and the same aggregation the rubric's `any:` rules use;
 3. a second look: a Choice over the shortlist's top three with their full descriptions, where the
    details that separate near-identical tools are visible.
 
-The policy suggests the second look's winner only above its threshold; otherwise none (or review
-in the band). Rosters over 255 tools (the protocol's limit for one Choice) are grouped — by each
+The policy suggests the second look's winner only when the gate is open and the winner is above
+its threshold; otherwise none (or review in the band). Rosters over 255 tools (the protocol's limit for one Choice) are grouped — by each
 tool's `group`, else in roster order — and searched with a beam: a Choice over the groups, keep
 the best `beam`, and repeat on their members until one Choice can hold them.
 """
@@ -157,7 +161,7 @@ class ToolSelector:
         return Choice(instructions=base.instructions, criteria=dict(options))
 
     def listing(self, tools: Sequence[Tool] | None = None) -> list[str]:
-        """The roster as the gate reads it: one `name: short description` line per tool."""
+        """Tools as the gate reads them: one `name: short description` line per tool."""
         return [f"{t.name}: {t.short(self.short_words)}".rstrip(": ") for t in (tools or self.tools)]
 
     # -------------------------------------------------------------- stages
@@ -168,10 +172,9 @@ class ToolSelector:
             raise InputError("a request is a non-empty string")
         judge = self._judge()
         try:
-            gate = judge.ask({"request": request, "tools": self.listing()},
-                             {"applies": self.rubric.questions["applies"]})
             shortlist, groups = self._shortlist(judge, request, self.tools)
             top = [n for n, _ in shortlist.ranked()[: self.top_k]]
+            gate = self._gate(judge, request, top)
             if len(top) >= 2:
                 full = {n: _words(self.by_name[n].description, self.full_words) or _humanise(n) for n in top}
                 look = judge.ask({"request": request}, {"tool": self._choice("tool", full)})["tool"]
@@ -183,6 +186,18 @@ class ToolSelector:
                           latency_ms=gate.latency_ms)
         decision = self.rubric.decide_answers(answers)
         return self._result(decision, gate["applies"], shortlist, look, groups)
+
+    def gate_states(self, request: str, names: Sequence[str]) -> list[dict[str, Any]]:
+        """The gate's states: the request beside one tool at a time, listed as `listing` lists it."""
+        return [{"request": request, "tools": self.listing([self.by_name[n]])} for n in names]
+
+    def _gate(self, judge: Judge, request: str, top: list[str]) -> Answers:
+        """`applies` for each top tool alone; the answer is the most confident yes among them."""
+        states = self.gate_states(request, top)
+        questions = {"applies": self.rubric.questions["applies"]}
+        many = getattr(judge, "ask_many", None)
+        each = list(many(states, questions)) if callable(many) else [judge.ask(st, questions) for st in states]
+        return max(each, key=lambda a: a["applies"].noul)  # type: ignore[union-attr]
 
     async def aselect(self, request: str) -> ToolSuggestion:
         """`select` for async code (the judge's stages run in a worker thread)."""

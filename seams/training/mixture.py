@@ -653,13 +653,19 @@ def build_eval(data: Path = DEFAULT_DATA, seed: int = 5, per_task: int = 600) ->
                  tw[0].state(it.request), it.gold, {"request": it.request, "tools": it.tools})
         for it in multiple]
     gw = W.held_out_wordings("tool_gate")
-    gate = []
+    gate, listed = [], []
     for it in multiple + irrelevance:
         w = rng.choice(gw)
-        listing = [f"{n}: {_short(d, 20)}" for n, d in it.tools.items()]
-        gate.append(EvalItem("tool_gate", it.source, w.id, w.question(), w.state(it.request, listing),
-                             it.gold is not None, {"request": it.request, "tools": it.tools}))
+        lines = [f"{n}: {_short(d, 20)}" for n, d in it.tools.items()]
+        extra = {"request": it.request, "tools": it.tools}
+        # as `ToolSelector` asks it: each tool alone, the answer the max over them ("any" tool)
+        each = [w.state(it.request, [line]) for line in lines]
+        gate.append(EvalItem("tool_gate", it.source, w.id, w.question(), each[0], it.gold is not None,
+                             {**extra, "each": each}))
+        listed.append(EvalItem("tool_gate", it.source, w.id, w.question(), w.state(it.request, lines),
+                               it.gold is not None, extra))
     sets["tool_gate_bfcl"] = gate
+    sets["tool_gate_bfcl_listing"] = listed  # the whole roster in one state, for comparison
     other = [it for it in tool_items(data, "eval", seed) if it.gold is not None]
     other = _cap_sources(other, lambda t: t.source, per_task // 3, rng)
     items = []
