@@ -1,7 +1,8 @@
-"""`python -m seams.training build|train|export|card` — the shipped model's pipeline.
+"""`python -m seams.training build|train|average|export|card` — the shipped model's pipeline.
 
     python -m seams.training build  --data /work/shared/data --run /work/train_runs/r1
     python -m seams.training train  --run /work/train_runs/r1 [--resume]
+    python -m seams.training average --from /work/train_runs/r3 --from /work/train_runs/r4 --run /work/train_runs/s34
     python -m seams.training export --run /work/train_runs/r1 --out seams/models/seams-minilm
     python -m seams.training card   --run /work/train_runs/r1 --out seams/models/seams-minilm \
         --metrics /work/train_runs/r1/metrics.json
@@ -48,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--init-from", type=Path, default=None,
                    help="start from another run's final/ model (a second training phase) instead of the base")
 
+    v = sub.add_parser("average", help="average the weights of several runs of one lineage into a new run")
+    v.add_argument("--from", dest="runs", type=Path, action="append", required=True, help="a run (give two or more)")
+    v.add_argument("--run", type=Path, required=True, help="the run directory to write")
+
     e = sub.add_parser("export", help="export ONNX, quantise to int8, parity-check, write config")
     e.add_argument("--run", type=Path, required=True)
     e.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -86,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
               lr=args.lr, max_length=args.max_length, threads=args.threads, ckpt_every=args.ckpt_every,
               resume=args.resume, limit_steps=args.limit_steps, head=args.head,
               warmup_steps=args.warmup_steps, init_from=args.init_from)
+        return 0
+    if args.cmd == "average":
+        from .average import average
+
+        command = "python -m seams.training average " + " ".join(f"--from {r}" for r in args.runs) + f" --run {args.run}"
+        print(json.dumps(average(args.runs, args.run, command), indent=2))
         return 0
     if args.cmd == "export":
         from .export import export

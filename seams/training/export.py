@@ -26,7 +26,7 @@ import numpy as np
 
 MODEL_FAMILY = "seams-minilm-l6-xenc"
 #: The release the exported weights belong to; bump it with every retrain.
-MODEL_VERSION = "0.3"
+MODEL_VERSION = "0.4"
 
 
 def model_id_for(onnx_path: Path) -> str:
@@ -62,7 +62,8 @@ def export_onnx(final_dir: Path, onnx_path: Path) -> None:
 
     from .train import load_trained
 
-    w = load_trained(final_dir)
+    # eager attention: batched runs at 128 tokens 5.6 → 4.3 ms a pair on 2 cores (bench/local_judge.py)
+    w = load_trained(final_dir, attn_implementation="eager")
     ids = torch.ones((2, 16), dtype=torch.long)
     args = (ids, torch.ones_like(ids), torch.zeros_like(ids))
     dyn = {n: {0: "batch", 1: "sequence"} for n in INPUTS}
@@ -204,7 +205,10 @@ def export(run: Path, out: Path, choice_temperature: float | None = None) -> dic
     tok_src = final / "tokenizer.json"
     if not tok_src.exists():
         tok_src = base_model_dir() / "tokenizer.json"
-    ex = read_mixture(run / "mixture.jsonl")
+    mixture = run / "mixture.jsonl"
+    if not mixture.exists():  # an averaged run names the mixture of the last run it averages
+        mixture = Path(json.loads((run / "train_args.json").read_text())["mixture"])
+    ex = read_mixture(mixture)
     import random
 
     sample = random.Random(0).sample(ex, min(256, len(ex)))
@@ -227,7 +231,9 @@ def export(run: Path, out: Path, choice_temperature: float | None = None) -> dic
 
     phases = [{"data_hash": ph["mix"].get("hash"), "pairs": ph["mix"].get("pairs"), "seed": ph["args"].get("seed"),
                "steps": ph["args"].get("steps"), "lr": ph["args"].get("lr"), "batch_size": ph["args"].get("batch_size"),
-               "max_length": ph["args"].get("max_length")} for ph in _phases(run)]
+               "max_length": ph["args"].get("max_length"), **({"average_of": ph["args"]["average_of"]}
+                                                                if ph["args"].get("average_of") else {})}
+              for ph in _phases(run)]
     extra = {
         "description": "seams-minilm: all-MiniLM-L6-v2 fine-tuned as a yes/no cross-encoder for typed decisions "
                        "(contradiction, memory admission, relevance, prompt injection, tool fit); int8 ONNX",

@@ -59,8 +59,13 @@ class MeanPoolCrossEncoder:  # built lazily so that importing this module needs 
         return _M()
 
 
-def load_trained(final: Path) -> Any:
-    """The fine-tuned model of a run's `final/` directory, in eval mode, returning logits [B, 1]."""
+def load_trained(final: Path, attn_implementation: str | None = None) -> Any:
+    """The fine-tuned model of a run's `final/` directory, in eval mode, returning logits [B, 1].
+
+    `attn_implementation="eager"` is for export: the default (SDPA) attention traces into ONNX
+    with a `Where`/`IsNaN` guard over every [batch, heads, tokens, tokens] score tensor, which
+    cost onnxruntime about a fifth of a batched run; eager attention adds the mask instead.
+    """
     import torch
 
     meta = json.loads((final / "seams_head.json").read_text()) if (final / "seams_head.json").exists() else {}
@@ -70,7 +75,8 @@ def load_trained(final: Path) -> Any:
         return m.eval()
     from transformers import AutoModelForSequenceClassification
 
-    hf = AutoModelForSequenceClassification.from_pretrained(final).eval()
+    extra = {"attn_implementation": attn_implementation} if attn_implementation else {}
+    hf = AutoModelForSequenceClassification.from_pretrained(final, **extra).eval()
 
     class _W(torch.nn.Module):
         def __init__(self) -> None:
