@@ -151,8 +151,8 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
         total_wall += wall
         if a.get("average_of"):
             L += [f"### Phase {i}: a weight average", "", "```", ph["command"], "```", "",
-                  f"- the uniform average of the weights of {', '.join(f'`{p}`' for p in a['average_of'])}; "
-                  "no training step, no data (`seams/training/average.py`)", ""]
+                  (f"- the uniform average of the weights of {', '.join(f'`{p}`' for p in a['average_of'])}; "
+                   "no training step, no data (`seams/training/average.py`)"), ""]
             continue
         weights = ",".join(f"{k}={v}" for k, v in (m.get("weights") or {}).items())
         build = (f"python -m seams.training build --data ../shared/data --run {ph['run']} --scale {m.get('scale')} "
@@ -225,8 +225,8 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
     trained = sorted({ph["args"]["max_length"] for ph in phases if ph["args"].get("max_length")})
     lengths = " / ".join(map(str, trained)) or "?"
     L += ["## Limits", "",
-          f"- English only; trained with pairs of at most {lengths} tokens (the judge windows longer states at "
-          f"{cfg.get('max_length', 256)} tokens).",
+          (f"- English only; trained with pairs of at most {lengths} tokens (the judge windows longer states at "
+           f"{cfg.get('max_length', 256)} tokens)."),
           ("- Injection data are mostly short prompts and three BIPIA document kinds; unseen attack styles and "
           "non-English attacks (some deepset rows are German) are weaker."),
           ("- Fit rubric thresholds with `seams calibrate` on your own labelled data; probabilities from this model "
