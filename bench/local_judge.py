@@ -122,26 +122,31 @@ def variants(model_dir: Path, fp32_arg: str | None, work: Path) -> dict[str, Pat
 
 
 def timed(fns: dict[str, Callable[[], Any]], seconds: float, min_runs: int = 5,
-          max_runs: int = 2000, block: int = 8) -> dict[str, list[float]]:
+          max_runs: int = 2000, turn_s: float = 0.5) -> dict[str, list[float]]:
     """Milliseconds of each call of each function, for about `seconds`.
 
-    The functions take turns in blocks of `block` timed calls, each block after one untimed
-    call: turns keep a load that drifts (this machine is shared) weighing on all of them alike,
-    and blocks keep each model's weights warm in the cache as in serving. Turn by turn, call by
-    call, the 91 MB fp32 graph evicted the int8 one before every call and the int8 p50 at 128
-    tokens read 14.6 ms where a warm session answers in 6.2.
+    The functions take turns of about `turn_s` seconds of timed calls, each turn after three
+    untimed calls: turns keep a load that drifts (this machine is shared) weighing on all of them
+    alike, and long turns keep each model's weights warm in the cache as in serving. Turns of a
+    few calls were not enough: after the 91 MB fp32 graph's turn the int8 one ran cold for several
+    calls, and its p50 at 128 tokens read 6.9–7.7 ms where an int8-only run reads 4.0 (call by
+    call it had read 14.6).
     """
     out: dict[str, list[float]] = {name: [] for name in fns}
     stop = time.perf_counter() + seconds
-    runs = 0
-    while runs < min_runs or (time.perf_counter() < stop and runs < max_runs):
+    while min(len(v) for v in out.values()) < min_runs or (
+            time.perf_counter() < stop and min(len(v) for v in out.values()) < max_runs):
         for name, fn in fns.items():
-            fn()  # warm this model's weights after the other's turn
-            for _ in range(block):
+            for _ in range(3):
+                fn()  # warm this model's weights after the other's turn
+            turn_end = time.perf_counter() + turn_s
+            while True:
                 t0 = time.perf_counter()
                 fn()
-                out[name].append((time.perf_counter() - t0) * 1000)
-        runs += block
+                t1 = time.perf_counter()
+                out[name].append((t1 - t0) * 1000)
+                if t1 >= turn_end or len(out[name]) >= max_runs:
+                    break
     return out
 
 
@@ -180,7 +185,7 @@ def measure(judges: dict[str, LocalJudge], seconds: float) -> dict[str, dict[str
     for n in (32, 128):
         states = [state_of(any_judge, n, salt=i) for i in range(64)]
         ms = timed({v: (lambda j=j, states=states: j.ask_many(states, q)) for v, j in judges.items()}, seconds,
-                   min_runs=2, max_runs=50, block=2)
+                   min_runs=2, max_runs=50)
         for v in judges:
             res[v]["throughput"][n] = {"pairs_per_call": len(states),
                                        "pairs_per_s": len(states) / (statistics.median(ms[v]) / 1000)}
