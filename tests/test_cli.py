@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -131,3 +132,14 @@ def test_rubric_check(rubric_file, tmp_path):
 def test_console_script_entry_point():
     out = subprocess.run([sys.executable, "-m", "seams", "--help"], check=False, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "ask" in out.stdout and "serve" in out.stdout
+
+
+def test_the_readme_quick_start_keeps_a_passage_that_answers_the_query():
+    """The README's first command, on the shipped model: a built-in rubric, its calibration applied."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    state = '{"query": "When was the Eiffel Tower built?", "passage": "The Eiffel Tower was built from 1887 to 1889 for the World Fair in Paris."}'
+    assert f"seams ask passage-gate --json-state --state '{state}'" in readme
+    r = run("ask", "passage-gate", "--json-state", "--state", state, "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["outcome"] == "keep" and d["kind"] == "act" and d["rule"] == "evidence"
