@@ -594,21 +594,19 @@ def _nli_task(premise: str, hypothesis: str) -> str:
 
 
 def routing_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
-    """Tasks labelled for the model-routing rule `difficulty` (true: the strong model).
+    """Tasks labelled with a level of the model-routing `difficulty` Score (2 hard, 0 easy).
 
     A measured difficulty proxy: MNLI dev-matched items with how many of 100 BERT fine-tuning runs
     got each right (`nli/mnli_dev_matched.tsv`, last column), asked as a user would ask an NLI
     task (the premise, the hypothesis, and whether the first implies the second, contradicts it,
-    or neither). At most 60 of 100 right → `difficulty` true (hard: route to the strong model);
-    at least 98 right → false (easy: the small model); the items in between (61–97) are dropped,
-    not labelled. Only the evaluation side of the training split (by premise, as
+    or neither). At most 60 of 100 right → `difficulty` level 2, "several steps of reasoning"
+    (hard: the rule's cut-points send it to the strong model); at least 98 right → level 0 (easy:
+    the small model); the items in between (61–97) are dropped, not labelled. Only the evaluation side of the training split (by premise, as
     `seams.training.mixture.nli_pairs` splits it), since the training mixture reads this file.
     Every hard item is kept; as many easy ones are drawn, gold label by gold label in the hard
     items' proportions, so neither the class balance nor the NLI label gives the difficulty away.
     It measures difficulty for a fine-tuned BERT on one kind of task, not for an LLM on tasks
-    in general. The labels are booleans (which zone of the rule is right), not the Score's level
-    indices, so `seams calibrate` and `seams eval` do not load this set;
-    `calibration/model_routing_signal.py` measures on it.
+    in general. `calibration/model_routing_signal.py` measures the score's signal on it.
     """
     hard: dict[str, list[tuple[str, str]]] = {}
     easy: dict[str, list[tuple[str, str]]] = {}
@@ -628,7 +626,7 @@ def routing_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
         chosen = [(x, True) for x in hard[lab]] + [(x, False) for x in _cap(easy.get(lab, []), len(hard[lab]), rng)]
         for (p, h), is_hard in chosen:
             out.append({"id": _id(f"route-mnli-bertruns-{'hard' if is_hard else 'easy'}", p, h),
-                        "state": {"task": _nli_task(p, h)}, "labels": {"difficulty": is_hard}})
+                        "state": {"task": _nli_task(p, h)}, "labels": {"difficulty": 2 if is_hard else 0}})
     return out
 
 

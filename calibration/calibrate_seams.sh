@@ -37,14 +37,12 @@
 #               and so does its gate (a wrong close 10, a wrong open 0.5); `seams calibrate`
 #               fits that rule without the items labelled reversible, so the scaling to
 #               consequence survives the fit.
-# Model routing is not fitted here. It has a labelled set (calibration/model-routing: MNLI tasks,
-# hard = at most 60 of 100 BERT runs right → strong, easy = at least 98 → small), but the shipped
-# model's difficulty score does not separate it (AUROC 0.43 fit half, 0.55 held out:
-# calibration/model_routing_signal.py), and `seams calibrate` fits no rule that reads a Score (its
-# labels are level indices, which do not say which zone is right; this set's labels are booleans,
-# which it does not load). Were both to change, the prices would be act=1 (an easy task sent to
-# strong: one needless strong call), refuse=4 (a hard task sent to small: a wrong answer, then a
-# retry), review=0.5 (the band is the medium model, not a person). See docs/seams.md.
+#   model routing: the rule reads a Score; each item labels a level (2 hard, 0 easy, from MNLI's
+#               100 BERT runs), and the written cut-points say which zone a level wants. The model has
+#               no signal on this set (difficulty AUROC 0.43 fit, 0.55 held out), so it is fitted to
+#               a target error (≤ 0.2 at 90 % confidence) rather than to prices: no cut-point meets
+#               it, and every task goes to the band — the medium model — until there is signal. A
+#               cost fit on noise had cut at 0.50 and routed half the hard tasks to the small model.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEAMS=${SEAMS:-seams}
@@ -62,3 +60,5 @@ $SEAMS calibrate escalation calibration/escalation/fit.jsonl \
     --costs act=1,refuse=5,review=0.5 --capacity 0.2 --report "$REPORTS/escalation" ${DRY:-} ${CACHE_OPT:-} -q
 $SEAMS calibrate confirm-before-act calibration/confirm-before-act/fit.jsonl \
     --costs act=5,refuse=1,review=0.5 --report "$REPORTS/confirm-before-act" ${DRY:-} ${CACHE_OPT:-} -q
+$SEAMS calibrate model-routing calibration/model-routing/fit.jsonl \
+    --target-error 0.2 --confidence 0.9 --report "$REPORTS/model-routing" ${DRY:-} ${CACHE_OPT:-} -q

@@ -3,9 +3,9 @@
     nice -n 15 /work/venv/bin/python calibration/model_routing_signal.py calibration/model-routing/fit.jsonl \
         [--wording "How likely is a language model to get the `task` wrong?" ...]
 
-`seams calibrate` and `seams eval` do not read this set: its labels say which zone of the rule is
-right (true: the strong model), and a Score question's labels there are level indices. This
-prints, per wording of the question (default: the rubric's), the AUROC of the normalised score
+`seams calibrate` fits and `seams eval` measures the rubric as written; this tries other wordings
+of the question on the same set. The labels are levels (2 hard, 0 easy). It prints, per wording
+of the question (default: the rubric's), the AUROC of the normalised score
 against the label with a 95 % bootstrap interval, and what the rubric's cut-points as written do:
 the share routed to each tier and the error rate on the tasks routed to strong or small (an easy
 task sent to strong, a hard one sent to small).
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     base = rubric.questions["difficulty"]
     rule = next(r for r in rubric.policy.rules if r.id == "difficulty")
     items = [json.loads(x) for x in args.data.read_text(encoding="utf-8").splitlines() if x.strip()]
-    y = np.array([it["labels"]["difficulty"] for it in items], bool)
+    y = np.array([it["labels"]["difficulty"] >= 2 for it in items], bool)  # hard
     boot = np.random.default_rng(0).integers(0, len(y), (2000, len(y)))
     judge = LocalJudge(intra_op_threads=args.threads)
     for wording in args.wording or [base.instructions]:

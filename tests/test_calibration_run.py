@@ -180,7 +180,7 @@ def test_stability_measures_retest_spread_and_order_flips():
 def test_what_counts_as_right_for_each_kind_of_rule():
     from fixed_judge import FixedJudge
 
-    from seams.calibration.extract import RuleNotFittable, rule_data
+    from seams.calibration.extract import rule_data
 
     rubric = Rubric.from_dict({
         "name": "r", "state": "text",
@@ -205,5 +205,27 @@ def test_what_counts_as_right_for_each_kind_of_rule():
     assert list(p) == [0.7, 0.7] and list(y) == [True, False]
     ids, p, y = rule_data(rules["pick"], rubric.questions, ds, run)  # winner y at 0.7: right for item 1 only
     assert list(p) == [0.7, 0.7] and list(y) == [True, False]
-    with pytest.raises(RuleNotFittable, match="reads a score"):
-        rule_data(rules["score"], rubric.questions, ds, run)
+    # a score rule: no item labels `s` yet, so nothing to fit on
+    ids, p, y = rule_data(rules["score"], rubric.questions, ds, run)
+    assert ids == []
+
+
+def test_a_score_rule_reads_labelled_levels_through_its_written_cut_points():
+    from fixed_judge import FixedJudge
+
+    from seams.calibration.extract import rule_data
+
+    rubric = Rubric.from_dict({
+        "name": "r", "state": "text",
+        "questions": {"s": {"type": "score", "criteria": ["easy", "routine", "hard", "expert"]}},
+        "policy": {"outcomes": {"big": "act", "small": "act", "mid": "act"}, "default": "mid", "rules": [
+            {"id": "route", "question": "s", "high": 0.6, "low": 0.3, "then": "big", "else": "small",
+             "review": "mid"}]},
+    })
+    # levels 0..3 normalise to 0, 1/3, 2/3, 1: level 0 wants small (≤ 0.3), 1 the band, 2 and 3 big (≥ 0.6)
+    items = [{"id": str(i), "state": "t", "labels": {"s": i}} for i in range(4)]
+    ds = loads_jsonl(jsonl(items), rubric.questions)
+    run = run_set(ds, FixedJudge({"s": [0.1, 0.2, 0.3, 0.4]}))
+    ids, p, y = rule_data(rubric.policy.rules[0], rubric.questions, ds, run)
+    assert ids == ["0", "2", "3"] and list(y) == [False, True, True]
+    assert all(v == pytest.approx(run.answers["0"].answers["s"].normalized) for v in p)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
+from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer, normalize_score
 from ..policy import Rule
 from ..questions import Choice, Noul, Score
 from ..state import canonical_json
@@ -153,11 +153,14 @@ def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], datase
     * `any:` → p is the maximum over the flags, y is "some flag is labelled true"; an item needs
       a label for at least one flag, and a flag it does not label is read as false (sets often
       label one flag an item; `fit_calibration` notes when it relies on this);
-    * `choice:` → p is the winner's probability, y is "the winner is the labelled option".
+    * `choice:` → p is the winner's probability, y is "the winner is the labelled option";
+    * `question:` a Score → p is its normalised level, and the labelled level says which zone is
+      right through the cut-points *as written*: a level at or above `high` (normalised) wants
+      `then`, one at or below `low` wants the low zone, one between them wants the band and is left
+      out (the author's cut-points say which levels go where; the fit finds where the model's
+      continuous score should cut to match).
     A gate is not modelled: thresholds are fitted on every item, gated or not.
     """
-    if rule.question is not None and isinstance(questions.get(rule.question), Score):
-        raise RuleNotFittable(f"rule {rule.id!r} reads a score; its labels do not say which zone is right")
     if rule.any is not None and any(isinstance(questions.get(q), Score) for q in rule.any):
         raise RuleNotFittable(f"rule {rule.id!r} reads a score among its flags")
     ids, ps, ys = [], [], []
@@ -189,11 +192,28 @@ def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], datase
             if qid not in item.labels or qid not in got:
                 continue
             p = _value(ans(qid), rule.option)
-            y = item.labels[qid] == rule.option if rule.option is not None else bool(item.labels[qid])
+            question = questions.get(qid)
+            if isinstance(question, Score):
+                side = _score_side(rule, question, item.labels[qid])
+                if side is None:
+                    continue
+                y = side
+            else:
+                y = item.labels[qid] == rule.option if rule.option is not None else bool(item.labels[qid])
         ids.append(item.id)
         ps.append(p)
         ys.append(y)
     return ids, np.array(ps, float), np.array(ys, bool)
+
+
+def _score_side(rule: Rule, question: Score, level: Any) -> bool | None:
+    """Whether a labelled level wants the rule's high zone (True), its low zone (False) or the band (None)."""
+    value = normalize_score(float(level), len(question.levels))
+    if value >= rule.high:
+        return True
+    if value <= rule.low_:
+        return False
+    return None
 
 
 def transform_of(calibrators: Mapping[str, Calibrator]) -> Transform:
