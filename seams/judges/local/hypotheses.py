@@ -21,13 +21,12 @@ exactly what it is asked at run time.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 from ...questions import Choice, Noul, Score
-from ...state import render_text
+from ...state import backtick_refs, render_text
 
 
 @dataclass(frozen=True)
@@ -108,9 +107,6 @@ def hypotheses(question: Noul | Choice | Score, templates: Templates = DEFAULT_T
     return score_hypotheses(question, templates)
 
 
-_NAMED_FIELD = re.compile(r"`([^`\n]+)`")
-
-
 def focus(question: Noul | Choice | Score, state: Any) -> Any:
     """The part of `state` a question is about: the fields it names, when it names two or more.
 
@@ -126,7 +122,7 @@ def focus(question: Noul | Choice | Score, state: Any) -> Any:
     """
     if not isinstance(state, Mapping) or len(state) < 3:
         return state
-    named = set(_NAMED_FIELD.findall(_instructions(question.instructions)))
+    named = set(backtick_refs(question.instructions))
     if len(named) < 2 or not named <= set(state) or len(named) == len(state):
         return state
     return {k: v for k, v in state.items() if k in named}
