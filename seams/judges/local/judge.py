@@ -68,12 +68,16 @@ class LocalJudge(SyncJudge):
         it lower when several judges or processes share a machine.
     max_batch_size, max_batch_tokens:
         Limits of one onnxruntime run, in pairs and in padded tokens. They bound memory and keep
-        batches efficient; they never change an answer.
+        batches efficient; on a float model they never change an answer. On a dynamically
+        quantised int8 model (the shipped one) the pairs batched together move each other's
+        logits (activation scales are per batch tensor); `max_batch_size=1` makes every answer
+        independent of the batch (docs/local-judge.md, "Batching").
     max_state_tokens:
         The longest state accepted, in tokens. Longer ones are a `StateError` naming the limit.
     max_pairs_per_pass:
         `ask_many` plans and runs states in passes of about this many pairs, so bulk work over
-        many states holds one pass in memory. Like the batch limits, it never changes an answer.
+        many states holds one pass in memory. Like the batch limits, it changes no answer on a
+        float model.
     """
 
     def __init__(
