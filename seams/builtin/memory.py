@@ -390,10 +390,14 @@ class MemoryGate:
         if alone.zone == "error" or alone.model is None:
             return decisions
         known = {q: a for q, a in alone.answers.items() if q in self._alone_questions}
-        return [d if d.zone == "error" or d.model is None else
-                self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
-                                           latency_ms=d.latency_ms)
-                for d in decisions]
+        return [self._redecided(d, known) for d in decisions]
+
+    def _redecided(self, d: Decision, known: dict[str, Any]) -> Decision:
+        """`d` decided again with some of its answers replaced (a failed decision stays as it is)."""
+        if d.zone == "error" or d.model is None:
+            return d
+        return self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
+                                          latency_ms=d.latency_ms)
 
     def _edits(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision]
                ) -> tuple[list[Decision], list[Edit | None]]:
@@ -411,7 +415,7 @@ class MemoryGate:
         out = []
         for (_, text), edit, d in zip(pairs, edits, decisions, strict=True):
             empty = text == NOTHING_STORED
-            if (edit is None and not empty) or d.zone == "error" or d.model is None:
+            if edit is None and not empty:
                 out.append(d)
                 continue
             if empty:  # nothing stored: nothing to be related to, restate or correct
@@ -422,8 +426,7 @@ class MemoryGate:
                     "poorer": NoulAnswer(noul=0.0),
                     "relation": ChoiceAnswer.from_probabilities({o: float(o == "correction") for o in relation.options}),
                 }
-            out.append(self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
-                                                  latency_ms=d.latency_ms))
+            out.append(self._redecided(d, known))
         return out, [e if d.zone != "error" else None for e, d in zip(edits, out, strict=True)]
 
     def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],

@@ -31,7 +31,7 @@ from typing import Any
 from ..answers import Answers, ChoiceAnswer, NoulAnswer
 from ..decision import Decision
 from ..errors import InputError, JudgeError
-from ..judges.base import Judge
+from ..judges.base import Judge, ask_each
 from ..questions import MAX_OPTIONS, Choice, Noul
 from ..rubric import Rubric
 from ._common import load_rubric
@@ -193,10 +193,7 @@ class ToolSelector:
 
     def _gate(self, judge: Judge, request: str, top: list[str]) -> Answers:
         """`applies` for each top tool alone; the answer is the most confident yes among them."""
-        states = self.gate_states(request, top)
-        questions = {"applies": self.rubric.questions["applies"]}
-        many = getattr(judge, "ask_many", None)
-        each = list(many(states, questions)) if callable(many) else [judge.ask(st, questions) for st in states]
+        each = ask_each(judge, self.gate_states(request, top), {"applies": self.rubric.questions["applies"]})
         return max(each, key=lambda a: a["applies"].noul)  # type: ignore[union-attr]
 
     async def aselect(self, request: str) -> ToolSuggestion:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..answers import Answers
@@ -38,4 +38,13 @@ class SyncJudge:
         return await asyncio.to_thread(self.ask, state, questions)
 
 
-__all__ = ["Judge", "Questions", "SyncJudge"]
+def ask_each(judge: Judge, states: Sequence[Any], questions: Questions) -> list[Answers]:
+    """The same questions about several states: one batched `ask_many` when the judge has one
+    (a local model runs all the pairs together), otherwise one `ask` per state."""
+    bulk = getattr(judge, "ask_many", None)
+    if callable(bulk) and len(states) > 1:
+        return list(bulk(list(states), questions))
+    return [judge.ask(state, questions) for state in states]
+
+
+__all__ = ["Judge", "Questions", "SyncJudge", "ask_each"]

@@ -33,7 +33,7 @@ from ..answers import Answers, Usage, parse_answer
 from ..errors import ConfigError, ProtocolError
 from ..state import canonical_json
 from ._wire import encode_state, prepare_questions
-from .base import Judge
+from .base import Judge, ask_each
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -285,12 +285,10 @@ class CachedJudge:
         for i, (_, misses, _, _) in enumerate(splits):
             if misses:
                 groups.setdefault(tuple(misses), []).append(i)
-        bulk = getattr(self._judge, "ask_many", None)
         fresh: dict[int, Answers] = {}
         for idx in groups.values():
             misses = splits[idx[0]][1]
-            got = (bulk([plans[i][2] for i in idx], misses) if bulk is not None and len(idx) > 1
-                   else [self._judge.ask(plans[i][2], misses) for i in idx])
+            got = ask_each(self._judge, [plans[i][2] for i in idx], misses)
             rows: list[tuple[str, str, str, str, int, float]] = []
             for i, answers in zip(idx, got, strict=True):
                 fresh[i] = answers
