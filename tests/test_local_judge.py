@@ -417,6 +417,16 @@ def test_unknown_config_fields_are_kept_for_provenance(model_copy: Path) -> None
     assert LocalJudge(model_copy).config.model_extra == {"training": {"base": "minilm", "data_hash": "abc"}}
 
 
+def test_a_batch_dependent_model_runs_one_pair_at_a_time_unless_told(model_copy: Path) -> None:
+    assert LocalJudge(model_copy).max_batch_size == 32
+    _edit_config(model_copy, batch_dependent=True)
+    assert LocalJudge(model_copy).max_batch_size == 1
+    assert LocalJudge(model_copy, max_batch_size=8).max_batch_size == 8
+    _edit_config(model_copy, batch_dependent="sometimes")
+    with pytest.raises(ConfigError, match="batch_dependent"):
+        LocalJudge(model_copy)
+
+
 def test_bad_runtime_settings_are_config_errors(tiny_model_dir: Path) -> None:
     with pytest.raises(ConfigError, match="intra_op_threads"):
         LocalJudge(tiny_model_dir, intra_op_threads=0)

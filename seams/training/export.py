@@ -51,6 +51,9 @@ def _config(model_id: str, extra: dict[str, Any], choice_temperature: float = 1.
         "choice_temperature": round(float(choice_temperature), 4),
         "score_temperature": 1.0,
         "templates": {},
+        # quantize_dynamic scales activations over the whole batch tensor: a pair's logit moves with
+        # its batch mates, so the judge runs the shipped model one pair at a time by default
+        "batch_dependent": True,
     }
     cfg.update(extra)
     return cfg

@@ -57,6 +57,11 @@ class ModelConfig(BaseModel):
     score_temperature: float = Field(default=1.0, gt=0.0, le=100.0)
     #: Overrides of the hypothesis templates; must match what the model was trained on.
     templates: dict[str, str] = Field(default_factory=dict)
+    #: True when a pair's logit moves with the pairs run beside it: a graph that scales activations
+    #: over the whole batch tensor (onnxruntime's dynamic int8 quantisation) does. The judge then
+    #: runs pairs one at a time unless its caller asks for batches, so an answer is a function of
+    #: the question and the state alone (docs/local-judge.md, "Batching").
+    batch_dependent: bool = False
     description: str | None = None
     release_date: str | None = None
 

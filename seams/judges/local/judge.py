@@ -68,10 +68,11 @@ class LocalJudge(SyncJudge):
         it lower when several judges or processes share a machine.
     max_batch_size, max_batch_tokens:
         Limits of one onnxruntime run, in pairs and in padded tokens. They bound memory and keep
-        batches efficient; on a float model they never change an answer. On a dynamically
-        quantised int8 model (the shipped one) the pairs batched together move each other's
-        logits (activation scales are per batch tensor); `max_batch_size=1` makes every answer
-        independent of the batch (docs/local-judge.md, "Batching").
+        batches efficient; on a float model they never change an answer. A model whose config
+        says `batch_dependent` (the shipped dynamically quantised int8 one: activation scales
+        span the batch tensor, so batched pairs move each other's logits) runs one pair at a time
+        when `max_batch_size` is None, its default; pass a number to batch it anyway and accept
+        answers that vary with their batch mates (docs/local-judge.md, "Batching").
     max_state_tokens:
         The longest state accepted, in tokens. Longer ones are a `StateError` naming the limit.
     max_pairs_per_pass:
@@ -85,12 +86,13 @@ class LocalJudge(SyncJudge):
         model_dir: str | Path | None = None,
         *,
         intra_op_threads: int | None = None,
-        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        max_batch_size: int | None = None,
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_state_tokens: int = DEFAULT_MAX_STATE_TOKENS,
         max_pairs_per_pass: int = DEFAULT_MAX_PAIRS_PER_PASS,
     ) -> None:
-        if min(max_batch_size, max_batch_tokens, max_state_tokens, max_pairs_per_pass) < 1:
+        limits = (max_batch_tokens, max_state_tokens, max_pairs_per_pass)
+        if min(limits) < 1 or (max_batch_size is not None and max_batch_size < 1):
             raise ConfigError(
                 "max_batch_size, max_batch_tokens, max_state_tokens and max_pairs_per_pass must be positive"
             )
@@ -110,6 +112,8 @@ class LocalJudge(SyncJudge):
         self._session = _load_session(self._dir.onnx_path, intra_op_threads)
         self._input_types = _check_io(self._session, self._dir)
         self.intra_op_threads = intra_op_threads
+        if max_batch_size is None:
+            max_batch_size = 1 if self._config.batch_dependent else DEFAULT_MAX_BATCH_SIZE
         self.max_batch_size = max_batch_size
         self.max_batch_tokens = max_batch_tokens
         self.max_state_tokens = max_state_tokens
