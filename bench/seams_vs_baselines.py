@@ -42,7 +42,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from seams.builtin._common import decide_many
 from seams.builtin.memory import MemoryGate
 from seams.builtin.passages import PassageGate
 from seams.builtin.tools import Tool, ToolSelector, _humanise
@@ -216,7 +215,7 @@ def bench_passages(judge: LocalJudge, enc: Encoder, limit: int, rng: random.Rand
         fit_items = [i for i in fit if qid in i["labels"]]
         truth = [i["labels"][qid] in (True, "contradiction") for i in items]
         states = [i["state"] for i in items]
-        decisions = decide_many(gate.rubric, states, judge)
+        decisions = [gate.decide(s["query"], [s["passage"]])[0] for s in states]
         sims = enc.cos([s["query"] for s in states], [s["passage"] for s in states])
         fit_sims = enc.cos([i["state"]["query"] for i in fit_items], [i["state"]["passage"] for i in fit_items])
         if task == "relevance":

@@ -244,10 +244,18 @@ def passage_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
         c, e = M._clean_wiki(r["claim"]), M._clean_wiki(r["evidence"])
         out.append({"id": _id(f"psg-fever-{r['label'].lower()}", c, e), "state": {"query": c, "passage": e},
                     "labels": {"contradicts": _STANCE[r["label"]], "evidence": r["label"] == "SUPPORTS"}})
+    # BIPIA contexts with and without an attack, and ordinary relevant passages as negatives too:
+    # beside a question-form query a small model reads plain Wikipedia sentences as instructions
+    # more often than BIPIA's plain contexts (15 % of held-out QNLI passages over 0.79 with 0.4),
+    # and a fit that never saw them put its cut below them.
     bipia = [x for x in M.injection_items(data, "eval") if x[3].startswith("bipia") and x[1]]
     for text, task, is_inj, src in _cap(bipia, 400, rng):
         out.append({"id": _id(f"psg-{src}-injection", text, task or ""), "state": {"query": task, "passage": text},
                     "labels": {"injection": is_inj}})
+    plain = sorted({(q, p) for q, p, lab, src in M.relevance_pairs(data, "eval") if lab and src == "qnli"})
+    for q, p in _cap(plain, 200, rng):
+        out.append({"id": _id("psg-qnli-plain-injection", q, p), "state": {"query": q, "passage": p},
+                    "labels": {"injection": False}})
     return out
 
 

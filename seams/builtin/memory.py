@@ -44,7 +44,7 @@ from math import sqrt
 from pathlib import Path
 from typing import Any, Literal
 
-from ..answers import Answers, ChoiceAnswer, NoulAnswer
+from ..answers import ChoiceAnswer, NoulAnswer
 from ..decision import Decision
 from ..errors import InputError
 from ..judges.base import Judge
@@ -53,7 +53,7 @@ from ..routing import Decider
 from ..rubric import Rubric
 from ..secrets import Finding, find_secrets
 from ..state import backtick_refs
-from ._common import adecide_many, decide_many, load_rubric
+from ._common import adecide_many, decide_many, load_rubric, redecided
 from .edits import Edit, minimal_edit
 
 MemoryOutcome = Literal["admit", "supersede", "enrich", "skip_duplicate", "hold", "reject", "quarantine"]
@@ -390,14 +390,7 @@ class MemoryGate:
         if alone.zone == "error" or alone.model is None:
             return decisions
         known = {q: a for q, a in alone.answers.items() if q in self._alone_questions}
-        return [self._redecided(d, known) for d in decisions]
-
-    def _redecided(self, d: Decision, known: dict[str, Any]) -> Decision:
-        """`d` decided again with some of its answers replaced (a failed decision stays as it is)."""
-        if d.zone == "error" or d.model is None:
-            return d
-        return self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
-                                          latency_ms=d.latency_ms)
+        return [redecided(self.rubric, d, known) for d in decisions]
 
     def _edits(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision]
                ) -> tuple[list[Decision], list[Edit | None]]:
@@ -426,7 +419,7 @@ class MemoryGate:
                     "poorer": NoulAnswer(noul=0.0),
                     "relation": ChoiceAnswer.from_probabilities({o: float(o == "correction") for o in relation.options}),
                 }
-            out.append(self._redecided(d, known))
+            out.append(redecided(self.rubric, d, known))
         return out, [e if d.zone != "error" else None for e, d in zip(edits, out, strict=True)]
 
     def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],

@@ -120,8 +120,17 @@ class PassageGate:
 
     def select(self, query: str, passages: Sequence[str | Mapping[str, Any]]) -> PassageSelection:
         """Decide every passage and assemble the prompt's evidence."""
+        parsed, decisions = self._decide(query, passages)
+        return self._assemble(parsed, decisions)
+
+    def decide(self, query: str, passages: Sequence[str | Mapping[str, Any]]) -> list[Decision]:
+        """One decision per passage, in the order given (what `select` assembles from)."""
+        return self._decide(query, passages)[1]
+
+    def _decide(self, query: str, passages: Sequence[str | Mapping[str, Any]]
+                ) -> tuple[list[tuple[str, str | None, Mapping[str, Any]]], list[Decision]]:
         parsed, states = self._states(query, passages)
-        return self._assemble(parsed, decide_many(self.rubric, states, self.judge))
+        return parsed, decide_many(self.rubric, states, self.judge)
 
     async def aselect(self, query: str, passages: Sequence[str | Mapping[str, Any]]) -> PassageSelection:
         parsed, states = self._states(query, passages)
