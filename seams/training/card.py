@@ -130,7 +130,9 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
     L += ["## Files", "",
           (f"- `model.onnx` — int8 dynamically quantised ONNX (onnxruntime `quantize_dynamic`), {size_mb:.1f} MB; "
           "inputs `input_ids`, `attention_mask`, `token_type_ids` (int64, dynamic batch × sequence), output "
-          "`logits` [batch, 1] float32"),
+          "`logits` [batch, 1] float32. Activations are quantised with one scale per batch tensor, so a pair's "
+          "logit moves with the pairs run beside it; `config.json` says `batch_dependent` and `LocalJudge` runs "
+          "the model one pair at a time unless told otherwise (docs/local-judge.md, \"Batching\")"),
           ("- `tokenizer.json` — the base model's WordPiece fast tokenizer (uncased), loads with "
           "`tokenizers.Tokenizer.from_file`, no network"),
           (f"- `config.json` — format `seams.cross-encoder/1`, `max_length` {cfg.get('max_length')} (longer states are "
@@ -202,7 +204,7 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
               f"{tmp.get('nll_at_best', float('nan')):.3f}; top-1 {tmp.get('top1', float('nan')):.3f})."), ""]
     L += ["## Quality (held-out splits, held-out wordings)", ""]
     if met:
-        L += [("Measured with `python bench/model_quality.py --json ... --speed` against two baselines run in the same "
+        L += [("Measured through `LocalJudge` as shipped (one pair at a time) with `python bench/model_quality.py --json ... --speed` against two baselines run in the same "
               "command: cosine similarity of the base encoder's mean-pooled embeddings (and BM25 for relevance) and "
               "the PyPI decision model `sparrow-decider` 0.2.0 (bundled default model) asked the same questions. "
               "AUROC for Nouls, top-1 accuracy for Choices; `no_tool_recall@keep0.9` is the share of BFCL irrelevance "
@@ -216,8 +218,9 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
                   (f"onnxruntime {sp.get('ort_version', '')} CPU on this project's 2-core machine, "
                   f"{sp['threads']} intra-op threads, pairs of {sp['tokens']} tokens: p50 "
                   f"{sp['p50_ms_per_pair']:.2f} ms for one pair (p90 {sp['p90_ms_per_pair']:.2f} ms); "
-                  f"{sp['batched_pairs_per_s']:.0f} pairs/s in batches of 32. (Measured while other work shared the "
-                  "machine; treat as indicative.)"), ""]
+                  f"{sp['batched_pairs_per_s']:.0f} pairs/s in batches of 32 (raw onnxruntime; the judge's own figures, "
+                  "one pair at a time, are in docs/local-judge.md). Measured while other work shared the "
+                  "machine; treat as indicative."), ""]
     else:
         L += ["(no metrics file given)", ""]
     if met:
