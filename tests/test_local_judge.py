@@ -439,3 +439,22 @@ def test_logits_are_float64_probabilities_summing_to_one(judge: LocalJudge) -> N
     assert sum(c.probabilities.values()) == pytest.approx(1.0, abs=1e-9)
     assert all(isinstance(p, float) for p in c.probabilities.values())
     assert np.isclose(c.confidence, 0.0)
+
+
+def test_answer_caches_keep_a_batch_dependent_models_batchings_apart(model_copy: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    from seams.judges.cache import CachedJudge
+
+    q = {"q": Noul(instructions="Is the ticket about billing?")}
+
+    def rows_after_two_batchings(db: Path) -> int:
+        for size in (1, 8):
+            CachedJudge(LocalJudge(model_copy, max_batch_size=size), db).ask("refund my invoice", q)
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+
+    assert rows_after_two_batchings(tmp_path / "float.sqlite") == 1  # the batch changes no answer
+    _edit_config(model_copy, batch_dependent=True)
+    assert LocalJudge(model_copy).answer_identity.endswith("|pairs-per-run:1")
+    assert rows_after_two_batchings(tmp_path / "int8.sqlite") == 2

@@ -67,6 +67,9 @@ class CachedJudge:
     path
         The SQLite file (created with its folder if missing). Several `CachedJudge`s, threads
         and processes may share it.
+        Entries are keyed by the judge's `answer_identity` when it has one (what besides the
+        model decides its answers: a local judge batching a batch-dependent model says how),
+        else by its model id.
     ttl
         Seconds an entry stays valid; None (default) keeps entries forever. Worth setting when
         the model id is a moving alias (`jev-latest`), whose answers can change over time.
@@ -197,8 +200,8 @@ class CachedJudge:
     def _plan(self, state: Any, questions: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], Any]:
         wired = prepare_questions(questions)
         encode_state(state)  # validate before anything is looked up or asked
-        model_id = self._judge.model_id
-        keys = {qid: cache_key(model_id, state, w.wire) for qid, w in wired.items()}
+        identity = getattr(self._judge, "answer_identity", None) or self._judge.model_id
+        keys = {qid: cache_key(identity, state, w.wire) for qid, w in wired.items()}
         return {qid: w.question for qid, w in wired.items()}, keys, state
 
     def _split(

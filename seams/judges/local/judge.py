@@ -128,6 +128,15 @@ class LocalJudge(SyncJudge):
         return self._config.model_id
 
     @property
+    def answer_identity(self) -> str:
+        """What decides this judge's answers, for answer caches: the model id, and for a model
+        whose answers depend on the batch, how it is batched (answers cached one way are not the
+        other's)."""
+        if not self._config.batch_dependent:
+            return self.model_id
+        return f"{self.model_id}|pairs-per-run:{self.max_batch_size}"
+
+    @property
     def config(self) -> ModelConfig:
         return self._config
 
