@@ -44,6 +44,7 @@ def decide_many(rubric: Rubric, states: Sequence[Any], judge: Judge | Decider | 
             from ..judges import default_judge
 
             j = default_judge()
+        j = rubric.asking(j)
         ask_many = getattr(j, "ask_many", None)
         if ask_many is not None and len(states) > 1:
             for s in states:

@@ -75,7 +75,8 @@ class _Face:
         self.rubric.check_state(state)
         questions = {k: q for k, q in self.rubric.questions.items() if k not in known}
         try:
-            asked = judge.ask(state, questions) if questions else Answers(model=judge.model_id, answers={})
+            asked = (self.rubric.asking(judge).ask(state, questions) if questions
+                     else Answers(model=judge.model_id, answers={}))
         except JudgeError:
             return self.rubric.decide(state, judge=judge)  # the rubric's own on_error path
         answers = dict(asked.answers)

@@ -179,7 +179,7 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
         after = rep_q.metrics(transform, threshold=thr_after, n_boot=options.n_boot, seed=options.seed)
         res.update(before=before, after=after, data=rep_q)
         qblocks[qid] = QuestionCalibration(
-            fingerprint=question_fingerprint(questions[qid]), n=len(qdata[qid]), calibrator=res["calibrator"],
+            fingerprint=question_fingerprint(questions[qid], rubric.spec.asked_alone.get(qid)), n=len(qdata[qid]), calibrator=res["calibrator"],
             metrics={"heldout": {"before": summary(before, STORED_KEYS), "after": summary(after, STORED_KEYS)}})
 
     models = [a.model for a in run.answers.values()]

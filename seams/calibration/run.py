@@ -62,6 +62,10 @@ class _Progress:
 
 
 def _is_local(judge: Any) -> bool:
+    from ..rubric.alone import AskedAlone
+
+    if isinstance(judge, AskedAlone):  # a rubric's view of a judge: batch as the judge would
+        judge = judge.judge
     mod = sys.modules.get("seams.judges.local.judge")
     return mod is not None and isinstance(judge, mod.LocalJudge)
 

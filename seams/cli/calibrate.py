@@ -119,7 +119,7 @@ def eval_(
     with errors_to_exit():
         r, ds = _load(None if rubric == "-" else rubric, data, columns)
         j = _judge(judge, model, api_key, model_dir, cache, no_cache)
-        res = _run(ds, j, concurrency, quiet or as_json)
+        res = _run(ds, r.asking(j) if r is not None else j, concurrency, quiet or as_json)
         out = evaluate_set(ds, res, r, n_boot=bootstrap)
         if report is not None:
             from ..calibration.report import eval_report
@@ -199,7 +199,7 @@ def calibrate(
         if r.path is None:
             raise InputError(f"rubric {rubric!r} has no file to write into")
         j = _judge(judge, model, api_key, model_dir, cache, no_cache)
-        res = _run(ds, j, concurrency, quiet or as_json)
+        res = _run(ds, r.asking(j), concurrency, quiet or as_json)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the same messages come back as notes
             result = fit_calibration(r, ds, res, opts)
@@ -259,7 +259,7 @@ def check(
             err_console.print(f"[red]fail[/red] {r.path or rubric}: no calibration block; run `seams calibrate`")
             raise typer.Exit(EXIT_FAILED)
         j = _judge(judge, model, api_key, model_dir, cache, no_cache)
-        res = _run(ds, j, concurrency, quiet or as_json)
+        res = _run(ds, r.asking(j), concurrency, quiet or as_json)
         out = check_calibration(r, ds, res, alpha=alpha)
         if as_json:
             print_json(out.as_dict())
@@ -296,8 +296,9 @@ def stability(
     from ..calibration.stability import stability as measure
 
     with errors_to_exit():
-        _, ds = _load(None if rubric == "-" else rubric, data, columns)
+        r, ds = _load(None if rubric == "-" else rubric, data, columns)
         j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)  # never cached: retest must ask
+        j = r.asking(j) if r is not None else j
         out = measure(ds, j, runs=runs, reorders=reorders, seed=seed, concurrency=concurrency,
                       progress=not (quiet or as_json))
         if as_json:

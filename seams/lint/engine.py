@@ -229,6 +229,7 @@ def _decide_batch(chunk: list[_Job], judge: Judge) -> list[Decision | str]:
     states = [job.rule.state_for(job.unit.state()) for job in chunk]
     for s in states:
         rubric.check_state(s)
+    judge = rubric.asking(judge)
     ask_many = getattr(judge, "ask_many", None)
     if ask_many is not None and len(states) > 1:
         t0 = time.perf_counter()

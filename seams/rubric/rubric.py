@@ -19,6 +19,7 @@ from ..judges.remote import warn_if_moving_alias
 from ..policy import RAISE, Verdict, evaluate
 from ..questions import Choice, Noul, Score
 from ..state import backtick_refs, canonical_json, check_state
+from .alone import AskedAlone
 from .loader import located_error, parse_yaml, plain, position, read_text
 from .schema import RubricSpec
 
@@ -31,8 +32,12 @@ def fingerprint(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:16]
 
 
-def question_fingerprint(question: Noul | Choice | Score) -> str:
-    return fingerprint(question.wire())
+def question_fingerprint(question: Noul | Choice | Score, asked_alone: Mapping[str, str] | None = None) -> str:
+    """What a question's calibration was fitted against: its wording, and the fields replaced when
+    it is asked alone (a different view of the state is a different question)."""
+    if not asked_alone:
+        return fingerprint(question.wire())
+    return fingerprint({"question": question.wire(), "asked_alone": dict(asked_alone)})
 
 
 class Rubric:
@@ -116,8 +121,16 @@ class Rubric:
                 "state": self.spec.state.model_dump(mode="json"),
                 "questions": {qid: q.wire() for qid, q in self.spec.questions.items()},
                 "policy": self.policy_fingerprint(),
+                **({"asked_alone": self.spec.asked_alone} if self.spec.asked_alone else {}),
             }
         )
+
+    def asking(self, judge: Judge) -> Judge:
+        """`judge` as this rubric asks it: wrapped so the `asked_alone` questions see their view of
+        the state (every path that asks the rubric's questions goes through here)."""
+        if not self.spec.asked_alone or isinstance(judge, AskedAlone):
+            return judge
+        return AskedAlone(judge, self.spec.asked_alone)  # type: ignore[return-value]
 
     def policy_fingerprint(self) -> str:
         """What a calibration was fitted against. Unset optional fields are left out, so a field
@@ -138,8 +151,11 @@ class Rubric:
             q = self.spec.questions.get(qid)
             if q is None:
                 reasons.append(f"question {qid!r} no longer exists")
-            elif qc.fingerprint != question_fingerprint(q):
-                reasons.append(f"question {qid!r} changed wording since it was fitted")
+            elif qc.fingerprint != question_fingerprint(q, self.spec.asked_alone.get(qid)):
+                if qc.fingerprint == question_fingerprint(q) or qid in self.spec.asked_alone:
+                    reasons.append(f"question {qid!r} changed wording or `asked_alone` fields since it was fitted")
+                else:
+                    reasons.append(f"question {qid!r} changed wording since it was fitted")
         return reasons
 
     # ------------------------------------------------------------------ deciding
@@ -171,7 +187,7 @@ class Rubric:
         judge = judge if judge is not None else _default_judge()
         started = time.perf_counter()
         try:
-            answers = judge.ask(state, self.spec.questions)
+            answers = self.asking(judge).ask(state, self.spec.questions)
         except JudgeError as exc:
             return self._on_error(exc, judge, state, started, keep_state)
         return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started),
@@ -183,7 +199,7 @@ class Rubric:
         judge = judge if judge is not None else _default_judge()
         started = time.perf_counter()
         try:
-            answers = await judge.aask(state, self.spec.questions)
+            answers = await self.asking(judge).aask(state, self.spec.questions)
         except JudgeError as exc:
             return self._on_error(exc, judge, state, started, keep_state)
         return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started),

@@ -55,6 +55,8 @@ class RubricSpec(_Spec):
     description: str | None = None
     state: StateSpec = Field(default_factory=StateSpec)
     questions: dict[str, Question] = Field(min_length=1)
+    #: Questions asked about the state with some fields replaced (`seams.rubric.alone`).
+    asked_alone: dict[str, dict[str, str]] = Field(default_factory=dict)
     policy: Policy
     calibration: CalibrationBlock | None = None
 
@@ -62,6 +64,20 @@ class RubricSpec(_Spec):
     @classmethod
     def _version_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+    @model_validator(mode="after")
+    def _asked_alone(self) -> RubricSpec:
+        for qid, repl in self.asked_alone.items():
+            if qid not in self.questions:
+                raise ValueError(f"asked_alone names {qid!r}, which is not a question; questions: {list(self.questions)}")
+            if not repl:
+                raise ValueError(f"asked_alone.{qid}: name at least one field to replace")
+            if self.state.type != "object":
+                raise ValueError(f"asked_alone replaces fields of an object state, not of a {self.state.type} state")
+            unknown = [f for f in repl if self.state.fields and f not in self.state.fields]
+            if unknown:
+                raise ValueError(f"asked_alone.{qid}: unknown field(s) {unknown}; declared: {list(self.state.fields)}")
+        return self
 
     @field_validator("questions")
     @classmethod
