@@ -140,7 +140,7 @@ def parity(final_dir: Path, fp32: Path, int8: Path, tokenizer_json: Path, pairs:
             torch_logits.append(float(model(**t).reshape(-1)[0]))
     t = np.array(torch_logits)
     f = run_session(_session(fp32), enc)
-    q = run_session(_session(int8), enc)
+    q = run_session(_session(int8), enc, batch=1)  # one pair at a time, as the judge runs a batch-dependent graph
     return {
         "pairs": len(pairs),
         "max_abs_torch_vs_fp32": float(np.max(np.abs(t - f))),
@@ -175,7 +175,7 @@ def fit_choice_temperature(int8: Path, tokenizer_json: Path, data: Path | None =
         groups.append((len(pairs), len(hyps)))
         golds.append(q.options.index(it.gold))
         pairs.extend((h, st) for h in hyps)
-    logits = run_session(_session(int8), encode_pairs(tokenizer_json, pairs))
+    logits = run_session(_session(int8), encode_pairs(tokenizer_json, pairs), batch=1)  # as the judge runs it
 
     def nll(temp: float) -> float:
         total = 0.0
