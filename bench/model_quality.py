@@ -49,6 +49,8 @@ GOALS = {
     "tool_bfcl_multiple": ("top-1", 0.85),
     "no_tool_recall@keep0.9": ("recall", 0.80),
 }
+#: Rows where lower is better, and their metric name.
+LOWER_IS_BETTER = {"question_read_as_contradiction": "share"}
 
 
 def auroc(y: list[bool], s: list[float]) -> float:
@@ -227,6 +229,7 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
                 else:
                     preds = sysm.choice(items)
                     row[sysm.name] = float(np.mean([p == it.label for p, it in zip(preds, items, strict=True)]))
+                    row[f"_{sysm.name}_preds"] = preds
             except Exception as exc:  # noqa: BLE001 - a baseline failing must not hide the others
                 row[sysm.name] = f"error: {type(exc).__name__}: {exc}"[:120]
         if cos is not None:
@@ -237,6 +240,7 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
             else:
                 preds = cosine_choice(cos, items)
                 row["cosine"] = float(np.mean([p == it.label for p, it in zip(preds, items, strict=True)]))
+                row["_cosine_preds"] = preds
         if task in ("relevance", "evidence_wice"):
             row["bm25"] = auroc([bool(it.label) for it in items], bm25_noul(items))
         row["seconds"] = round(time.time() - t0, 1)
@@ -255,6 +259,15 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
             thr = float(np.quantile(fits, 0.10))  # keep 90% of requests that have a tool
             row[name] = float(np.mean(none < thr))
         res["no_tool_recall@keep0.9"] = row
+    # a question has no truth value: the share of (question, passage) pairs read as a contradiction
+    qa = res.get("question_passage_nli")
+    if qa is not None:
+        row = {"n": qa["n"], "wordings": qa["wordings"]}
+        for name in [s.name for s in systems] + (["cosine"] if cos else []):
+            preds = qa.get(f"_{name}_preds")
+            if preds is not None:
+                row[name] = float(np.mean([p == "contradiction" for p in preds]))
+        res["question_read_as_contradiction"] = row
     for row in res.values():
         for k in [k for k in row if k.startswith("_")]:
             del row[k]
@@ -270,7 +283,9 @@ def print_table(res: dict[str, dict[str, Any]], names: list[str]) -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for task, row in res.items():
         metric, goal = GOALS.get(task, (None, None))
-        if metric is None:
+        if task in LOWER_IS_BETTER:
+            metric = LOWER_IS_BETTER[task] + " (lower is better)"
+        elif metric is None:
             metric = "AUROC" if task in ("contradiction", "relevance", "evidence_wice", "injection", "tool_gate_bfcl",
                                          "tool_gate_bfcl_listing") else "top-1"
         vals = [task, metric, str(row["n"]), *(fmt(row.get(n)) for n in names), fmt(row.get("bm25")),

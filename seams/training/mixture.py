@@ -513,6 +513,14 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
         w = pick("nli_choice")
         q = w.question(dict(W.NLI_OPTIONS))
         ex.extend(_choice_examples("nli_choice", p.source, w, q, w.state(p.a, p.b), p.label))
+    # A question cannot be contradicted by a passage that answers it (or by one that does not):
+    # without these the NLI Choice, asked of (question, passage) by the passage gate, filed
+    # answering passages as contradictions. QNLI pairs: answers → entailment, others → neutral.
+    qnli = [r for r in relevance_pairs(data, "train") if r[3] == "qnli"]
+    for q_, s_, y, src in rng.sample(qnli, min(len(qnli), sizes["nli_choice"] // 4)):
+        w = pick("nli_choice")
+        q = w.question(dict(W.NLI_OPTIONS))
+        ex.extend(_choice_examples("nli_choice", "qnli", w, q, w.state(q_, s_), "entailment" if y else "neutral"))
 
     mem = _cap_sources(memory_pairs(data, "train"), lambda p: p.source, int(4000 * scale), rng)
     for task, lab in (("correction", "corrects"), ("restatement", "restates"), ("adds", "adds")):
@@ -676,6 +684,17 @@ def build_eval(data: Path = DEFAULT_DATA, seed: int = 5, per_task: int = 600) ->
         items.append(EvalItem("tool_choice", it.source, w.id, q, w.state(it.request), it.gold,
                               {"request": it.request, "tools": cands}))
     sets["tool_intent_10way"] = items
+    # The NLI Choice as the passage gate asks it, of a question and a passage: an answering passage
+    # is entailment, another neutral, and neither is ever a contradiction (a question has no truth
+    # value to contradict). Counts how often a passage is wrongly read as contradicting a question.
+    qa = [r for r in relevance_pairs(data, "eval") if r[3] == "qnli"]
+    items = []
+    for q_, s_, y, src in rng.sample(qa, min(len(qa), per_task // 2)):
+        w = rng.choice(W.held_out_wordings("nli_choice"))
+        q = w.question(dict(W.NLI_OPTIONS))
+        items.append(EvalItem("nli_choice", src, w.id, q, w.state(q_, s_), "entailment" if y else "neutral",
+                              {"a": q_, "b": s_}))
+    sets["question_passage_nli"] = items
     return sets
 
 
