@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from seams.judges.local.hypotheses import hypotheses, state_text
 from seams.questions import Choice, Noul
+from seams.training.card import LOWER_IS_BETTER
 from seams.training.mixture import EvalItem, build_eval
 
 GOALS = {
@@ -49,8 +50,7 @@ GOALS = {
     "tool_bfcl_multiple": ("top-1", 0.85),
     "no_tool_recall@keep0.9": ("recall", 0.80),
 }
-#: Rows where lower is better, and their metric name.
-LOWER_IS_BETTER = {"question_read_as_contradiction": "share"}
+
 
 
 def auroc(y: list[bool], s: list[float]) -> float:
@@ -284,7 +284,7 @@ def print_table(res: dict[str, dict[str, Any]], names: list[str]) -> str:
     for task, row in res.items():
         metric, goal = GOALS.get(task, (None, None))
         if task in LOWER_IS_BETTER:
-            metric = LOWER_IS_BETTER[task] + " (lower is better)"
+            metric = "share (lower is better)"
         elif metric is None:
             metric = "AUROC" if task in ("contradiction", "relevance", "evidence_wice", "injection", "tool_gate_bfcl",
                                          "tool_gate_bfcl_listing") else "top-1"

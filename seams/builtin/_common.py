@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..answers import Answers
 from ..decision import Decision
 from ..errors import JudgeError
 from ..judges.base import Judge
@@ -70,11 +69,4 @@ async def adecide_many(rubric: Rubric, states: Sequence[Any], judge: Judge | Dec
     return [await decider.adecide(rubric, s) for s in states]
 
 
-def redecided(rubric: Rubric, d: Decision, known: dict[str, Any]) -> Decision:
-    """`d` decided again with some of its answers replaced (a failed decision stays as it is)."""
-    if d.zone == "error" or d.model is None:
-        return d
-    return rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}), latency_ms=d.latency_ms)
-
-
-__all__ = ["adecide_many", "decide_many", "load_rubric", "redecided"]
+__all__ = ["adecide_many", "decide_many", "load_rubric"]

@@ -19,8 +19,9 @@ The gate decides in this order:
    negation added or removed, or one short span swapped), it answers `related`, `poorer` and
    `relation` itself — related, not implied, a correction — and the policy decides on those
    answers; the red flags are still the model's. The questions about the candidate alone
-   (instruction, secret, worth keeping) are answered once, about the candidate alone, so the
-   nearest memory can neither hide a red flag nor talk a fact out of being kept.
+   (instruction, secret, worth keeping) are listed in the rubric's `asked_alone`, so they see the
+   candidate alone and the nearest memory can neither hide a red flag nor talk a fact out of
+   being kept.
 
 `MemoryStore` never deletes: a supersede closes the old memory's validity interval
 (`valid_to`, `superseded_by`) and the old memory stays listed, so "what did we believe on
@@ -44,7 +45,7 @@ from math import sqrt
 from pathlib import Path
 from typing import Any, Literal
 
-from ..answers import ChoiceAnswer, NoulAnswer
+from ..answers import Answers, ChoiceAnswer, NoulAnswer
 from ..decision import Decision
 from ..errors import InputError
 from ..instructions import find_instructions
@@ -53,7 +54,7 @@ from ..questions import Choice
 from ..routing import Decider
 from ..rubric import Rubric
 from ..secrets import Finding, find_secrets
-from ._common import adecide_many, decide_many, load_rubric, redecided
+from ._common import adecide_many, decide_many, load_rubric
 from .edits import Edit, minimal_edit
 
 MemoryOutcome = Literal["admit", "supersede", "enrich", "skip_duplicate", "hold", "reject", "quarantine"]
@@ -389,7 +390,7 @@ class MemoryGate:
         out = []
         for (_, text), edit, d in zip(pairs, edits, decisions, strict=True):
             empty = text == NOTHING_STORED
-            if edit is None and not empty:
+            if (edit is None and not empty) or d.zone == "error" or d.model is None:
                 out.append(d)
                 continue
             if empty:  # nothing stored: nothing to be related to, restate or correct
@@ -400,7 +401,8 @@ class MemoryGate:
                     "poorer": NoulAnswer(noul=0.0),
                     "relation": ChoiceAnswer.from_probabilities({o: float(o == "correction") for o in relation.options}),
                 }
-            out.append(redecided(self.rubric, d, known))
+            out.append(self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
+                                                  latency_ms=d.latency_ms))
         return out, [e if d.zone != "error" else None for e, d in zip(edits, out, strict=True)]
 
     def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],

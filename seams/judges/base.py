@@ -47,4 +47,10 @@ def ask_each(judge: Judge, states: Sequence[Any], questions: Questions) -> list[
     return [judge.ask(state, questions) for state in states]
 
 
-__all__ = ["Judge", "Questions", "SyncJudge", "ask_each"]
+def answer_identity(judge: Judge) -> str:
+    """What decides a judge's answers, for keying cached ones: its `answer_identity` when it has
+    one (a local judge batching a batch-dependent model says how), else its model id."""
+    return getattr(judge, "answer_identity", None) or judge.model_id
+
+
+__all__ = ["Judge", "Questions", "SyncJudge", "answer_identity", "ask_each"]

@@ -33,7 +33,7 @@ from ..answers import Answers, Usage, parse_answer
 from ..errors import ConfigError, ProtocolError
 from ..state import canonical_json
 from ._wire import encode_state, prepare_questions
-from .base import Judge, ask_each
+from .base import Judge, answer_identity, ask_each
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -200,7 +200,7 @@ class CachedJudge:
     def _plan(self, state: Any, questions: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], Any]:
         wired = prepare_questions(questions)
         encode_state(state)  # validate before anything is looked up or asked
-        identity = getattr(self._judge, "answer_identity", None) or self._judge.model_id
+        identity = answer_identity(self._judge)
         keys = {qid: cache_key(identity, state, w.wire) for qid, w in wired.items()}
         return {qid: w.question for qid, w in wired.items()}, keys, state
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..answers import Answers, Usage
-from ..judges.base import Judge, ask_each
+from ..judges.base import Judge, answer_identity, ask_each
 from ..state import canonical_json
 
 Replacements = Mapping[str, str]
@@ -41,7 +41,7 @@ class AskedAlone:
 
     @property
     def answer_identity(self) -> str:
-        return getattr(self.judge, "answer_identity", None) or self.judge.model_id
+        return answer_identity(self.judge)
 
     def __repr__(self) -> str:
         return f"AskedAlone({self.judge!r}, {sorted(self.alone)})"

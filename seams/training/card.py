@@ -57,6 +57,8 @@ def _read(path: Path) -> Any:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+#: Rows of `bench/model_quality.py` that count mistakes, so lower is better.
+LOWER_IS_BETTER = frozenset({"question_read_as_contradiction"})
 GOALS = {"injection": 0.95, "contradiction": 0.90, "correction_vs_restatement": 0.80, "relevance": 0.85,
          "tool_bfcl_multiple": 0.85, "no_tool_recall@keep0.9": 0.80}
 
@@ -70,7 +72,7 @@ def _shortfalls(met: dict[str, Any]) -> list[str]:
         if not isinstance(ours, float):
             continue
         goal = GOALS.get(task)
-        lower = task == "question_read_as_contradiction"  # a share of mistakes: lower is better
+        lower = task in LOWER_IS_BETTER
         better = [f"{b} {row[b]:.3f}" for b in ("sparrow", "cosine", "bm25") if isinstance(row.get(b), float)
                   and (row[b] <= ours if lower else row[b] >= ours)]
         notes = []
