@@ -26,7 +26,7 @@ import numpy as np
 
 MODEL_FAMILY = "seams-minilm-l6-xenc"
 #: The release the exported weights belong to; bump it with every retrain.
-MODEL_VERSION = "0.4"
+MODEL_VERSION = "0.5"
 
 
 def model_id_for(onnx_path: Path) -> str:
