@@ -212,6 +212,32 @@ def max_over_each(system: Any, items: list[EvalItem]) -> list[float]:
     return out
 
 
+SHORT_ANSWERS = ROOT / "bench" / "data" / "short_answers.jsonl"
+
+
+def short_answer_sets(path: Path = SHORT_ANSWERS) -> dict[str, list[EvalItem]]:
+    """The NLI Choice of short, hand-written (query, passage) pairs, in the held-out wordings.
+
+    Not from `../shared`: 30 factual questions, each with a one-sentence passage that answers it
+    and a false claim that the passage contradicts. The passage gate asks exactly this of a query
+    and a passage; QNLI's long Wikipedia sentences did not show that short answers with numbers or
+    names were still read as contradicting the question.
+    """
+    from seams.training import wordings as W
+
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    ws = W.held_out_wordings("nli_choice")
+    q_items, c_items = [], []
+    for i, r in enumerate(rows):
+        w = ws[i % len(ws)]
+        q = w.question(dict(W.NLI_OPTIONS))
+        q_items.append(EvalItem("nli_choice", "short_answers", w.id, q, w.state(r["question"], r["passage"]),
+                                "entailment", {"a": r["question"], "b": r["passage"]}))
+        c_items.append(EvalItem("nli_choice", "short_answers", w.id, q, w.state(r["false_claim"], r["passage"]),
+                                "contradiction", {"a": r["false_claim"], "b": r["passage"]}))
+    return {"short_question_nli": q_items, "short_false_claim_nli": c_items}
+
+
 def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | None) -> dict[str, dict[str, Any]]:
     res: dict[str, dict[str, Any]] = {}
     for task, items in sets.items():
@@ -260,14 +286,17 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
             row[name] = float(np.mean(none < thr))
         res["no_tool_recall@keep0.9"] = row
     # a question has no truth value: the share of (question, passage) pairs read as a contradiction
-    qa = res.get("question_passage_nli")
-    if qa is not None:
+    for src, dst in (("question_passage_nli", "question_read_as_contradiction"),
+                     ("short_question_nli", "short_question_read_as_contradiction")):
+        qa = res.get(src)
+        if qa is None:
+            continue
         row = {"n": qa["n"], "wordings": qa["wordings"]}
         for name in [s.name for s in systems] + (["cosine"] if cos else []):
             preds = qa.get(f"_{name}_preds")
             if preds is not None:
                 row[name] = float(np.mean([p == "contradiction" for p in preds]))
-        res["question_read_as_contradiction"] = row
+        res[dst] = row
     for row in res.values():
         for k in [k for k in row if k.startswith("_")]:
             del row[k]
@@ -351,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{args.data}: no shared data directory")
 
     sets = build_eval(args.data, per_task=args.per_task)
+    sets.update(short_answer_sets())
     if args.tasks:
         keep = set(args.tasks.split(","))
         sets = {k: v for k, v in sets.items() if k in keep}

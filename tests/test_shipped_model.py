@@ -90,6 +90,23 @@ def test_passage_relevance(judge) -> None:
     assert good.answers["rel"].noul > 0.5 > bad.answers["rel"].noul
 
 
+def test_a_passage_answering_a_question_is_not_read_as_contradicting_it(judge) -> None:
+    # The passage gate asks its NLI Choice of (query, passage), and a question has no truth value to
+    # contradict. 0.4 read 80 % of short answering passages (bench/data/short_answers.jsonl) as
+    # contradicting their question and so set them aside; the same passage against a false claim
+    # must still read as a contradiction.
+    from seams.rubric import Rubric
+
+    q = {"c": Rubric.builtin("passage-gate").questions["contradicts"]}
+    passage = "Mount Everest is 8,849 metres above sea level."
+    for query, passage_ in (("How tall is Mount Everest?", passage),
+                            ("Who wrote Hamlet?", "Hamlet is a tragedy written by William Shakespeare around 1600.")):
+        a = judge.ask({"query": query, "passage": passage_}, q).answers["c"]
+        assert a.choice != "contradiction", (query, a.probabilities)
+    a = judge.ask({"query": "Mount Everest is 5,200 metres above sea level.", "passage": passage}, q).answers["c"]
+    assert a.choice == "contradiction", a.probabilities
+
+
 def test_an_answer_does_not_depend_on_the_pairs_asked_with_it() -> None:
     # int8 dynamic quantisation scales activations over the batch tensor (0.69 alone, 0.87 beside a
     # longer pair when batched); the config says so and the judge runs the pairs one at a time.

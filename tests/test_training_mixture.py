@@ -2,6 +2,7 @@
 
 import random
 
+from seams.training import mixture as M
 from seams.training.mixture import ToolItem, _closest_tools, _tool_choice_examples
 from seams.training.wordings import train_wordings
 
@@ -49,3 +50,26 @@ def test_without_hard_negatives_the_gold_tool_is_the_one_yes():
     examples = _tool_choice_examples(it, w, random.Random(0), hard_tool_negatives=0.0)
     yes = [e for e in examples if e.label == 1.0]
     assert len(yes) == 1 and "flight_status" in yes[0].hypothesis
+
+
+def test_a_statement_asked_as_a_question_is_never_contradicted():
+    pairs = [
+        M.Pair("A man is sleeping on a bench.", "The man is awake.", "contradiction", "snli"),
+        M.Pair("A man is sleeping on a bench.", "A man is sleeping.", "entailment", "snli"),
+        M.Pair("A man is sleeping on a bench.", "The man is homeless.", "neutral", "snli"),
+        M.Pair("Dublin has many pubs.", "Dublin's pubs are beautiful.", "neutral", "mnli"),
+    ]
+    rng = random.Random(0)
+    seen = [M.as_question(p, rng) for p in pairs for _ in range(40)]
+    assert all(q is not None for q in seen)
+    for (question, passage, label), p in zip(seen, [p for p in pairs for _ in range(40)], strict=True):
+        assert question.endswith("?") and passage == p.a
+        assert label != "contradiction", (question, label)
+        # answered (yes or no) unless the premise leaves it open
+        assert label == ("neutral" if p.label == "neutral" else "entailment") or question.startswith("Who ")
+        if question.startswith("Who "):
+            assert p.label != "contradiction" and "pubs" not in question  # who-questions need a person
+    forms = {q.split()[0] for q, _, _ in seen}
+    assert {"Is", "Who"} <= forms, forms  # inverted copula, who-questions and templates all occur
+    assert M.as_question(M.Pair("x", "Is it raining?", "neutral", "snli"), rng) is None
+

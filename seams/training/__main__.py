@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--weights", default="", help="per-task multipliers, e.g. contradiction=2,tool_gate=1.5")
     b.add_argument("--hard-tool-negatives", type=float, default=0.0,
                    help="share of any-tool-fits rosters built from the request's closest non-fitting tools")
+    b.add_argument("--question-pairs", type=int, default=0,
+                   help="NLI pairs also asked as questions in the NLI Choice (never a contradiction)")
 
     t = sub.add_parser("train", help="fine-tune the cross-encoder on the run's mixture")
     t.add_argument("--run", type=Path, required=True)
@@ -69,14 +71,14 @@ def main(argv: list[str] | None = None) -> int:
 
         weights = {k: float(v) for k, v in (kv.split("=") for kv in args.weights.split(",") if kv)}
         ex = build_mixture(args.data, seed=args.seed, scale=args.scale, weights=weights,
-                           hard_tool_negatives=args.hard_tool_negatives)
+                           hard_tool_negatives=args.hard_tool_negatives, question_pairs=args.question_pairs)
         digest = write_mixture(ex, args.run / "mixture.jsonl")
         tasks = Counter(x.task for x in ex)
         sources = Counter(f"{x.task}/{x.source}" for x in ex)
         pos = Counter(x.task for x in ex if x.label >= 0.5)
         info = {
             "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "weights": weights,
-            "hard_tool_negatives": args.hard_tool_negatives,
+            "hard_tool_negatives": args.hard_tool_negatives, "question_pairs": args.question_pairs,
             "data": str(args.data),
             "tasks": dict(tasks.most_common()), "positives": dict(pos), "sources": dict(sorted(sources.items())),
             "wordings": dict(Counter(x.wording for x in ex)),

@@ -58,7 +58,7 @@ def _read(path: Path) -> Any:
 
 
 #: Rows of `bench/model_quality.py` that count mistakes, so lower is better.
-LOWER_IS_BETTER = frozenset({"question_read_as_contradiction"})
+LOWER_IS_BETTER = frozenset({"question_read_as_contradiction", "short_question_read_as_contradiction"})
 GOALS = {"injection": 0.95, "contradiction": 0.90, "correction_vs_restatement": 0.80, "relevance": 0.85,
          "tool_bfcl_multiple": 0.85, "no_tool_recall@keep0.9": 0.80}
 
@@ -162,7 +162,8 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
         weights = ",".join(f"{k}={v}" for k, v in (m.get("weights") or {}).items())
         build = (f"python -m seams.training build --data ../shared/data --run {ph['run']} --scale {m.get('scale')} "
                  f"--seed {m.get('seed')}" + (f" --weights {weights}" if weights else "")
-                 + (f" --hard-tool-negatives {m['hard_tool_negatives']}" if m.get("hard_tool_negatives") else ""))
+                 + (f" --hard-tool-negatives {m['hard_tool_negatives']}" if m.get("hard_tool_negatives") else "")
+                 + (f" --question-pairs {m['question_pairs']}" if m.get("question_pairs") else ""))
         warm = (f"{a['warmup_steps']} steps" if a.get("warmup_steps") is not None
                 else f"{a.get('warmup')} of the steps")
         L += [f"### Phase {i}", "", "```", build, ph["command"], "```", "",

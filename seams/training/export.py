@@ -27,6 +27,8 @@ import numpy as np
 MODEL_FAMILY = "seams-minilm-l6-xenc"
 #: The release the exported weights belong to; bump it with every retrain.
 MODEL_VERSION = "0.5"
+#: the largest mean |fp32 − int8| logit an export accepts (see the parity check in `export`)
+MAX_MEAN_ABS_INT8 = 0.25
 
 
 def model_id_for(onnx_path: Path) -> str:
@@ -219,9 +221,14 @@ def export(run: Path, out: Path, choice_temperature: float | None = None) -> dic
     print(json.dumps(par, indent=2))
     if par["max_abs_torch_vs_fp32"] > 1e-3:
         raise RuntimeError(f"torch vs ONNX fp32 logits differ by {par['max_abs_torch_vs_fp32']:.4g}")
-    if par["sign_agreement_fp32_vs_int8"] < 0.95 or par["mean_abs_fp32_vs_int8"] > 0.15:
-        raise RuntimeError(f"int8 flips {1 - par['sign_agreement_fp32_vs_int8']:.1%} of yes/no sides "
-                           f"(mean |Δlogit| {par['mean_abs_fp32_vs_int8']:.3f})")
+    # What a broken quantisation looks like (a wrong scale, swapped inputs): logits off by whole units
+    # and sides flipped at random. Sound int8 exports of this architecture measured a mean |Δlogit|
+    # of 0.149-0.151 and 97-99.6 % side agreement (0.4, 0.5 and three candidates), and fp32 and int8
+    # read the same held-out quality (docs/local-judge.md); the bounds sit well outside that range.
+    if par["sign_agreement_fp32_vs_int8"] < 0.95 or par["mean_abs_fp32_vs_int8"] > MAX_MEAN_ABS_INT8:
+        raise RuntimeError(f"int8 drifts from fp32: {1 - par['sign_agreement_fp32_vs_int8']:.1%} of yes/no sides "
+                           f"flipped (limit 5 %), mean |Δlogit| {par['mean_abs_fp32_vs_int8']:.3f} "
+                           f"(limit {MAX_MEAN_ABS_INT8})")
     temp_info: dict[str, Any] = {}
     if choice_temperature is None:
         temp_info = fit_choice_temperature(int8, tok_src)

@@ -145,6 +145,45 @@ def _clean_wiki(s: str) -> str:
     return s.replace(" 's", "'s").strip()
 
 
+_DETERMINERS = frozenset({
+    "a", "an", "the", "two", "three", "four", "five", "some", "several", "many", "one", "people",
+    "men", "women", "children", "kids", "someone", "somebody", "nobody", "there", "they", "he",
+    "she", "it", "we",
+})
+_PERSONS = frozenset({
+    "man", "men", "woman", "women", "person", "people", "boy", "boys", "girl", "girls", "child",
+    "children", "kid", "kids", "player", "players", "someone", "somebody", "lady", "guy", "worker",
+    "workers", "crowd", "team",
+})
+_COPULA = re.compile(r"^(?P<subj>.+?)\s+(?P<aux>is|are|was|were)\s+(?P<rest>.+)$")
+_YES_NO = ("Is it true that {}?", "Is it the case that {}?", "Can you confirm that {}?", "Is it so that {}?")
+
+
+def as_question(p: Pair, rng: random.Random) -> tuple[str, str, str] | None:
+    """An NLI pair's hypothesis asked as a question about its premise: (question, passage, label).
+
+    A question has no truth value, so a passage never contradicts it: a yes/no question is
+    answered by a premise that entails *or* contradicts the statement (label entailment, as QNLI's
+    answering passages are), and left open by a neutral one; a who-question (from entailed or
+    neutral pairs only: a contradicting premise names nobody) is answered only when entailed.
+    Short premises with names and numbers are what QNLI's long sentences lacked.
+    """
+    h = p.b.strip().rstrip(".!").strip()
+    if not h or "?" in h:
+        return None
+    m = _COPULA.match(h)
+    first = h.split()[0].lower()
+    lower = h[0].lower() + h[1:] if first in _DETERMINERS else h
+    roll = rng.random()
+    if m and roll < 0.4:
+        subj = m["subj"][0].lower() + m["subj"][1:] if first in _DETERMINERS else m["subj"]
+        return f"{m['aux'].capitalize()} {subj} {m['rest']}?", p.a, "neutral" if p.label == "neutral" else "entailment"
+    if m and roll < 0.6 and p.label != "contradiction" and _PERSONS & set(m["subj"].lower().split()):
+        aux = "was" if m["aux"] in ("was", "were") else "is"
+        return f"Who {aux} {m['rest']}?", p.a, p.label
+    return rng.choice(_YES_NO).format(lower), p.a, "neutral" if p.label == "neutral" else "entailment"
+
+
 def relevance_pairs(data: Path, split: str) -> list[tuple[str, str, bool, str]]:
     """(query, passage, relevant, source)."""
     want_eval = split == "eval"
@@ -480,7 +519,8 @@ def _tool_choice_examples(it: ToolItem, w: W.ChoiceWording, rng: random.Random,
 
 
 def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
-                  weights: dict[str, float] | None = None, hard_tool_negatives: float = 0.0) -> list[Example]:
+                  weights: dict[str, float] | None = None, hard_tool_negatives: float = 0.0,
+                  question_pairs: int = 0) -> list[Example]:
     """The shuffled training pairs. `scale` multiplies every task's size, `weights` single tasks'.
 
     `hard_tool_negatives` is the share of "does any tool fit" rosters whose distractors are the
@@ -489,6 +529,10 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
     over the closest tools without the gold one (every option a "no"), so the highest option's
     yes-probability can serve as the gate too; 0 draws no extra randomness, so mixtures built
     before it existed are rebuilt identically.
+
+    `question_pairs` NLI pairs are also asked as questions in the NLI Choice (`as_question`), so
+    that a passage answering a question is never read as contradicting it; 0 (the default) draws
+    no randomness either.
     """
     rng = random.Random(seed)
     weights = weights or {}
@@ -521,6 +565,12 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
         w = pick("nli_choice")
         q = w.question(dict(W.NLI_OPTIONS))
         ex.extend(_choice_examples("nli_choice", "qnli", w, q, w.state(q_, s_), "entailment" if y else "neutral"))
+    if question_pairs > 0:
+        asked = (as_question(p, rng) for p in rng.sample(nli, min(len(nli), 2 * question_pairs)))
+        for q_, s_, lab in [x for x in asked if x is not None][:question_pairs]:
+            w = pick("nli_choice")
+            q = w.question(dict(W.NLI_OPTIONS))
+            ex.extend(_choice_examples("nli_choice", "nli_as_question", w, q, w.state(q_, s_), lab))
 
     mem = _cap_sources(memory_pairs(data, "train"), lambda p: p.source, int(4000 * scale), rng)
     for task, lab in (("correction", "corrects"), ("restatement", "restates"), ("adds", "adds")):
