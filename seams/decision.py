@@ -15,7 +15,7 @@ from .answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
 OutcomeKind = Literal["act", "refuse", "review"]
 #: Which zone of a threshold decided: at or above `high`, the band between, at or below `low`;
 #: `default` when no rule decided, `error` when the judge failed.
-Zone = Literal["high", "band", "low", "default", "error", "gate"]
+Zone = Literal["high", "band", "low", "default", "error", "gate", "skipped"]
 
 AnyAnswer = Annotated[NoulAnswer | ChoiceAnswer | ScoreAnswer, Field(discriminator="type")]
 

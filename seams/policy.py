@@ -10,7 +10,9 @@ The number comes from one question (a Noul's probability, a Score's normalised l
 option of a Choice), from the **maximum** over several flags (`any:`; one confident red flag is
 the whole signal — a mean would let three quiet flags hide a loud one), or from a Choice's
 winner (`choice:`), which maps the winning option to an outcome. A Choice always names a winner,
-so a rule may carry a **gate**: a Noul that must open before the Choice counts.
+so a rule may carry a **gate**: a Noul that must open before the Choice counts. A rule may also
+say **when** it applies — the form of a state field, decided in code (`when: {field: query, is:
+statement}`): a question has no truth value to contradict, whatever a model reads.
 
 Outcomes are declared with a kind (`act`, `refuse`, `review`) so code around a rubric knows
 what each means; `on_error` names the outcome when the judge fails and may never be an `act`
@@ -20,12 +22,13 @@ outcome: a failing judge never becomes a pass.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
 from .decision import OutcomeKind, RuleTrace, Verdict, Zone
+from .forms import is_question
 from .questions import Choice, Noul, Score
 
 NEXT = "next"
@@ -91,6 +94,28 @@ class Gate(_Spec):
         return self.high if self.low is None else self.low
 
 
+class When(_Spec):
+    """The form a state field must take for its rule to run, decided in code (`seams.forms`).
+
+    `when: {field: query, is: statement}` skips the rule for a question: a question has no truth
+    value, so "the passage contradicts the query" cannot hold of one, whatever a model reads.
+    """
+
+    field: str = Field(min_length=1)
+    is_: Literal["question", "statement"] = Field(alias="is")
+
+    def holds(self, state: Any) -> bool:
+        value = state.get(self.field) if isinstance(state, Mapping) else None
+        if not isinstance(value, str):
+            return True  # nothing to read: the rule runs as written
+        return is_question(value) == (self.is_ == "question")
+
+
+def applies(rule: Rule, state: Any) -> bool:
+    """Whether `rule` runs for `state`; always, for a rule without `when` or without a state."""
+    return rule.when is None or state is None or rule.when.holds(state)
+
+
 class Rule(_Spec):
     """One rule: a source of one number, a three-zone threshold, and an outcome per zone."""
 
@@ -102,6 +127,7 @@ class Rule(_Spec):
     choice: str | None = None
     options: dict[str, str] | None = None
     gate: Gate | None = None
+    when: When | None = None
     high: float
     low: float | None = None
     then: str | None = None
@@ -267,12 +293,14 @@ def evaluate(
     thresholds: Thresholds | None = None,
     gates: Thresholds | None = None,
     transform: Callable[[str, AnswerT], AnswerT] | None = None,
+    state: Any = None,
 ) -> Verdict:
     """Run the rules in order over `answers`.
 
     `thresholds` overrides a rule's (high, low) by rule id — fitted cut-points from a rubric's
     calibration; `gates` does the same for the rules' gates. `transform` maps each answer before
-    it is read (a fitted recalibration).
+    it is read (a fitted recalibration). `state` is what was judged: a rule whose `when` does not
+    hold for it is skipped (without a state every rule runs).
     """
     thresholds = thresholds or {}
     gates = gates or {}
@@ -285,6 +313,9 @@ def evaluate(
 
     trace: list[RuleTrace] = []
     for rule in policy.rules:
+        if not applies(rule, state):
+            trace.append(RuleTrace(rule=rule.id, zone="skipped"))
+            continue
         if rule.gate is not None:
             g = _value(get(rule.gate.question))
             g_high, g_low = gates.get(rule.id, (rule.gate.high, rule.gate.low_))
@@ -339,4 +370,4 @@ def _verdict(policy: Policy, outcome: str, rule: str, qid: str | None, option: s
                    probability=p, threshold=cut, zone=zone, trace=trace)
 
 
-__all__ = ["NEXT", "RAISE", "Gate", "Policy", "Rule", "Verdict", "evaluate"]
+__all__ = ["NEXT", "RAISE", "Gate", "Policy", "Rule", "Verdict", "When", "applies", "evaluate"]

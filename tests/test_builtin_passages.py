@@ -44,7 +44,7 @@ TABLE = {
 
 
 def test_priority_order_injection_and_contradiction_before_evidence():
-    sel = PassageGate(judge=ByPassage(TABLE)).select("does X cause Y?", list(TABLE))
+    sel = PassageGate(judge=ByPassage(TABLE)).select("X causes Y.", list(TABLE))
     assert [p.text[0] for p in sel.kept] == ["B", "A"]  # reordered by relevance
     assert [p.text[0] for p in sel.contradicting] == ["C"]  # never filed as support
     assert sel.contradicting[0].decision.rule == "contradiction"
@@ -53,6 +53,18 @@ def test_priority_order_injection_and_contradiction_before_evidence():
     assert [p.text[0] for p in sel.review] == ["F"]
     assert [p.index for p in sel.all()] == list(range(6))
     assert sel.texts == ["B: strong evidence", "A: weak but on topic"]
+
+
+def test_a_question_is_never_contradicted_whatever_the_judge_reads():
+    # the contradiction rule runs only on a query that states something (`when` in the rubric)
+    sel = PassageGate(judge=ByPassage(TABLE)).select("Does X cause Y?", list(TABLE))
+    assert sel.contradicting == []
+    c = next(p for p in sel.all() if p.text[0] == "C")
+    assert c.outcome == "keep" and c.decision.rule == "evidence"
+    assert [(t.rule, t.zone) for t in c.decision.trace][:2] == [("injection", "low"), ("contradiction", "skipped")]
+    # the same passage against a claim is set apart, in the same call shape
+    claim = PassageGate(judge=ByPassage(TABLE)).decide("X causes Y.", ["C: contradicts, very relevant"])[0]
+    assert claim.outcome == "contradiction"
 
 
 def test_token_budget_keeps_the_most_relevant_that_fit():

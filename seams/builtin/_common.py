@@ -54,7 +54,8 @@ def decide_many(rubric: Rubric, states: Sequence[Any], judge: Judge | Decider | 
             except JudgeError:
                 return [rubric.decide(s, judge=j) for s in states]
             ms = (time.perf_counter() - started) * 1000 / len(states)
-            return [rubric.decide_answers(a, latency_ms=ms) for a in many]
+            return [rubric.decide_answers(a, state=s, keep_state=False, latency_ms=ms)
+                    for a, s in zip(many, states, strict=True)]
         return [rubric.decide(s, judge=j) for s in states]
     return [decider.decide(rubric, s) for s in states]
 

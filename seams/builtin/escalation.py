@@ -81,7 +81,8 @@ class _Face:
             return self.rubric.decide(state, judge=judge)  # the rubric's own on_error path
         answers = dict(asked.answers)
         answers.update({k: NoulAnswer(noul=v) for k, v in known.items()})
-        return self.rubric.decide_answers(Answers(model=asked.model, answers=answers, latency_ms=asked.latency_ms))
+        return self.rubric.decide_answers(Answers(model=asked.model, answers=answers, latency_ms=asked.latency_ms),
+                                          state=state, keep_state=False)
 
 
 # --------------------------------------------------------------------------- escalation

@@ -402,7 +402,8 @@ class MemoryGate:
                     "relation": ChoiceAnswer.from_probabilities({o: float(o == "correction") for o in relation.options}),
                 }
             out.append(self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
-                                                  latency_ms=d.latency_ms))
+                                                  state={"memory": text, "candidate": candidate},
+                                                  keep_state=False, latency_ms=d.latency_ms))
         return out, [e if d.zone != "error" else None for e, d in zip(edits, out, strict=True)]
 
     def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],

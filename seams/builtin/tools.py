@@ -184,7 +184,7 @@ class ToolSelector:
             return self._failed(exc, judge)
         answers = Answers(model=gate.model, answers={"applies": gate["applies"], "shortlist": shortlist, "tool": look},
                           latency_ms=gate.latency_ms)
-        decision = self.rubric.decide_answers(answers)
+        decision = self.rubric.decide_answers(answers, state={"request": request}, keep_state=False)
         return self._result(decision, gate["applies"], shortlist, look, groups)
 
     def gate_states(self, request: str, names: Sequence[str]) -> list[dict[str, Any]]:

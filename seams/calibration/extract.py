@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer, normalize_score
-from ..policy import Rule
+from ..policy import Rule, applies
 from ..questions import Choice, Noul, Score
 from ..state import canonical_json
 from .block import CalibrationBlock, Calibrator, QuestionCalibration
@@ -159,13 +159,16 @@ def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], datase
       `then`, one at or below `low` wants the low zone, one between them wants the band and is left
       out (the author's cut-points say which levels go where; the fit finds where the model's
       continuous score should cut to match).
-    A gate is not modelled: thresholds are fitted on every item, gated or not.
+    A gate is not modelled: thresholds are fitted on every item, gated or not. Items whose state a
+    rule's `when` excludes are left out: the rule never decides them.
     """
     if rule.any is not None and any(isinstance(questions.get(q), Score) for q in rule.any):
         raise RuleNotFittable(f"rule {rule.id!r} reads a score among its flags")
     ids, ps, ys = [], [], []
     for item in dataset.items:
         if (keep is not None and item.id not in keep) or item.id not in run.answers:
+            continue
+        if not applies(rule, item.state):
             continue
         got = run.answers[item.id].answers
 

@@ -239,7 +239,8 @@ def _decide_batch(chunk: list[_Job], judge: Judge) -> list[Decision | str]:
             pass  # find out which unit failed, one by one
         else:
             ms = (time.perf_counter() - t0) * 1000 / len(states)
-            return [rubric.decide_answers(a, latency_ms=ms) for a in answers]
+            return [rubric.decide_answers(a, state=s, keep_state=False, latency_ms=ms)
+                    for a, s in zip(answers, states, strict=True)]
     out: list[Decision | str] = []
     for s in states:
         try:

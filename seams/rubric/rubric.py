@@ -190,7 +190,7 @@ class Rubric:
             answers = self.asking(judge).ask(state, self.spec.questions)
         except JudgeError as exc:
             return self._on_error(exc, judge, state, started, keep_state)
-        return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started),
+        return self.decide_answers(answers, state=state, keep_state=keep_state, latency_ms=_ms(started),
                                    requested_model=getattr(judge, "model_id", None))
 
     async def adecide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False) -> Decision:
@@ -202,7 +202,7 @@ class Rubric:
             answers = await self.asking(judge).aask(state, self.spec.questions)
         except JudgeError as exc:
             return self._on_error(exc, judge, state, started, keep_state)
-        return self.decide_answers(answers, state=state if keep_state else None, latency_ms=_ms(started),
+        return self.decide_answers(answers, state=state, keep_state=keep_state, latency_ms=_ms(started),
                                    requested_model=getattr(judge, "model_id", None))
 
     def decide_answers(
@@ -210,10 +210,15 @@ class Rubric:
         answers: Answers,
         *,
         state: Any = None,
+        keep_state: bool = True,
         latency_ms: float | None = None,
         requested_model: str | None = None,
     ) -> Decision:
-        """Apply the policy to answers already in hand (replays, calibration, tests)."""
+        """Apply the policy to answers already in hand (replays, calibration, tests).
+
+        `state`, when given, decides the rules' `when` conditions and is recorded in the decision
+        unless `keep_state` is false (the audit log keeps no raw state unless asked).
+        """
         cal = self.spec.calibration
         # Staleness reads the model that answered (a served, versioned id); the alias warning
         # reads the model that was asked for, since only that can silently move.
@@ -226,6 +231,7 @@ class Rubric:
             thresholds=cal.threshold_overrides() if calibrated else None,  # type: ignore[union-attr]
             gates=cal.gate_overrides() if calibrated else None,  # type: ignore[union-attr]
             transform=cal.transform if calibrated else None,  # type: ignore[union-attr]
+            state=state,
         )
         return Decision(
             **verdict.model_dump(),
@@ -237,7 +243,7 @@ class Rubric:
             calibrated=calibrated,
             latency_ms=latency_ms if latency_ms is not None else answers.latency_ms,
             windows=answers.windows,
-            state=state,
+            state=state if keep_state else None,
         )
 
     def _stale(self, model_id: str) -> bool:

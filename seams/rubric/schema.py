@@ -79,6 +79,19 @@ class RubricSpec(_Spec):
                 raise ValueError(f"asked_alone.{qid}: unknown field(s) {unknown}; declared: {list(self.state.fields)}")
         return self
 
+    @model_validator(mode="after")
+    def _when_fields(self) -> RubricSpec:
+        for rule in self.policy.rules:
+            if rule.when is None:
+                continue
+            if self.state.type != "object":
+                raise ValueError(f"rule {rule.id!r}: `when` reads a field of an object state, "
+                                 f"not of a {self.state.type} state")
+            if self.state.fields and rule.when.field not in self.state.fields:
+                raise ValueError(f"rule {rule.id!r}: `when` reads unknown field {rule.when.field!r}; "
+                                 f"declared: {list(self.state.fields)}")
+        return self
+
     @field_validator("questions")
     @classmethod
     def _ids(cls, value: dict[str, Noul | Choice | Score]) -> dict[str, Noul | Choice | Score]:
