@@ -16,7 +16,7 @@ from seams.rubric import Rubric
 
 @pytest.mark.parametrize("text", [
     "How tall is Mount Everest?", "how to reset my password", "Is it raining", "  What's new? ",
-    "Does the API support pagination", 'He asked "why?"',
+    "Does the API support pagination", 'He asked "why?"', "what was the next winner after Lee.",
 ])
 def test_questions(text):
     assert is_question(text)
@@ -24,7 +24,8 @@ def test_questions(text):
 
 @pytest.mark.parametrize("text", [
     "Mount Everest is 8,849 metres tall.", "The shop opens at nine.", "Isolation forests find outliers.",
-    "Howard wrote the report.", "", "   ",
+    "Howard wrote the report.", "", "   ", "Will Smith won an Oscar.",
+    "Do not take aspirin with ibuprofen!", "Can openers date from 1858.",
 ])
 def test_statements(text):
     assert not is_question(text)
