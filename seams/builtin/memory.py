@@ -364,7 +364,7 @@ class MemoryGate:
         if early is not None:
             return early
         decisions = decide_many(self.rubric, states, self.judge)
-        return self._combine(candidate, pairs, *self._edits(candidate, pairs, decisions))
+        return self._combine(candidate, pairs, *self._edits(candidate, pairs, states, decisions))
 
     async def aadmit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None
                      ) -> Admission:
@@ -372,10 +372,10 @@ class MemoryGate:
         if early is not None:
             return early
         decisions = await adecide_many(self.rubric, states, self.judge)
-        return self._combine(candidate, pairs, *self._edits(candidate, pairs, decisions))
+        return self._combine(candidate, pairs, *self._edits(candidate, pairs, states, decisions))
 
-    def _edits(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision]
-               ) -> tuple[list[Decision], list[Edit | None]]:
+    def _edits(self, candidate: str, pairs: list[tuple[str | None, str]], states: list[dict[str, str]],
+               decisions: list[Decision]) -> tuple[list[Decision], list[Edit | None]]:
         """Re-decide the pairs where code knows the relation: a candidate that is a minimal edit
         of the memory (a negation, a swapped value) is related, not implied, a correction; with
         nothing stored there is nothing to relate to. The model's answers to those questions are
@@ -388,7 +388,7 @@ class MemoryGate:
             return decisions, [None] * len(decisions)
         edits = [minimal_edit(text, candidate) if text != NOTHING_STORED else None for _, text in pairs]
         out = []
-        for (_, text), edit, d in zip(pairs, edits, decisions, strict=True):
+        for (_, text), state, edit, d in zip(pairs, states, edits, decisions, strict=True):
             empty = text == NOTHING_STORED
             if (edit is None and not empty) or d.zone == "error" or d.model is None:
                 out.append(d)
@@ -402,8 +402,7 @@ class MemoryGate:
                     "relation": ChoiceAnswer.from_probabilities({o: float(o == "correction") for o in relation.options}),
                 }
             out.append(self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
-                                                  state={"memory": text, "candidate": candidate},
-                                                  keep_state=False, latency_ms=d.latency_ms))
+                                                  state=state, keep_state=False, latency_ms=d.latency_ms))
         return out, [e if d.zone != "error" else None for e, d in zip(edits, out, strict=True)]
 
     def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
