@@ -297,10 +297,35 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
             if preds is not None:
                 row[name] = float(np.mean([p == "contradiction" for p in preds]))
         res[dst] = row
+    res.update(by_source(sets, res, [s.name for s in systems] + (["cosine"] if cos else [])))
     for row in res.values():
         for k in [k for k in row if k.startswith("_")]:
             del row[k]
     return res
+
+
+#: mixed-source tasks whose figure is also printed per source, so a weak source is not averaged away
+BY_SOURCE = ("contradiction", "correction_vs_restatement")
+
+
+def by_source(sets: dict[str, list[EvalItem]], res: dict[str, dict[str, Any]],
+              names: list[str]) -> dict[str, dict[str, Any]]:
+    """Rows `task[source]`: the task's metric over the items of one source, from the scores kept."""
+    out: dict[str, dict[str, Any]] = {}
+    for task in BY_SOURCE:
+        items, row = sets.get(task), res.get(task)
+        if not items or row is None:
+            continue
+        for src in sorted({it.source for it in items}):
+            idx = [i for i, it in enumerate(items) if it.source == src]
+            sub: dict[str, Any] = {"n": len(idx), "wordings": row["wordings"]}
+            for name in names:
+                if (sc := row.get(f"_{name}_scores")) is not None:
+                    sub[name] = auroc([bool(items[i].label) for i in idx], [sc[i] for i in idx])
+                elif (pr := row.get(f"_{name}_preds")) is not None:
+                    sub[name] = float(np.mean([pr[i] == items[i].label for i in idx]))
+            out[f"{task}[{src}]"] = sub
+    return out
 
 
 def fmt(v: Any) -> str:
@@ -311,11 +336,13 @@ def print_table(res: dict[str, dict[str, Any]], names: list[str]) -> str:
     cols = ["task", "metric", "n", *names, "bm25", "goal"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for task, row in res.items():
-        metric, goal = GOALS.get(task, (None, None))
+        parent = task.split("[")[0]  # a per-source row shares its task's metric, not its goal
+        metric, goal = GOALS.get(parent, (None, None))
+        goal = goal if parent == task else None
         if task in LOWER_IS_BETTER:
             metric = "share (lower is better)"
         elif metric is None:
-            metric = "AUROC" if task in ("contradiction", "relevance", "evidence_wice", "injection", "tool_gate_bfcl",
+            metric = "AUROC" if parent in ("contradiction", "relevance", "evidence_wice", "injection", "tool_gate_bfcl",
                                          "tool_gate_bfcl_listing") else "top-1"
         vals = [task, metric, str(row["n"]), *(fmt(row.get(n)) for n in names), fmt(row.get("bm25")),
                 f"≥ {goal}" if goal else ""]

@@ -38,7 +38,7 @@ def is_question(text: str) -> bool:
         return False
     if t.endswith("?"):
         return True
-    m = _FIRST_WORD.match(t)
+    m = _FIRST_WORD.match(t.lstrip("\"'([{«“‘ "))  # '"how do I reset it"' and '(what changed)' too
     first = m.group(0).lower() if m else ""
     return first in _WH or (first in _AUX and not t.endswith((".", "!")))
 

@@ -17,6 +17,7 @@ from seams.rubric import Rubric
 @pytest.mark.parametrize("text", [
     "How tall is Mount Everest?", "how to reset my password", "Is it raining", "  What's new? ",
     "Does the API support pagination", 'He asked "why?"', "what was the next winner after Lee.",
+    '"how do I reset my password"', "(what changed in v2)", "“Where is the invoice”",
 ])
 def test_questions(text):
     assert is_question(text)
@@ -25,7 +26,7 @@ def test_questions(text):
 @pytest.mark.parametrize("text", [
     "Mount Everest is 8,849 metres tall.", "The shop opens at nine.", "Isolation forests find outliers.",
     "Howard wrote the report.", "", "   ", "Will Smith won an Oscar.",
-    "Do not take aspirin with ibuprofen!", "Can openers date from 1858.",
+    "Do not take aspirin with ibuprofen!", "Can openers date from 1858.", '"Howard wrote it."', "(see above)",
 ])
 def test_statements(text):
     assert not is_question(text)

@@ -73,3 +73,23 @@ def test_a_statement_asked_as_a_question_is_never_contradicted():
     assert {"Is", "Who"} <= forms, forms  # inverted copula, who-questions and templates all occur
     assert M.as_question(M.Pair("x", "Is it raining?", "neutral", "snli"), rng) is None
 
+
+
+def test_paws_passes_ask_every_pair_each_pass_with_labels_that_follow_the_task():
+    pairs = [
+        M.Pair("Flights from New York to Florida.", "Flights from Florida to New York.", "corrects", "paws"),
+        M.Pair("He moved to Paris in 1990.", "In 1990 he moved to Paris.", "restates", "paws"),
+    ]
+    ex = M._paws_examples(pairs, 20, random.Random(0))
+    by_task = {t: [e for e in ex if e.task == t] for t in ("correction", "restatement", "memory_choice")}
+    # a Noul is one pair, the two-way Choice two (one hypothesis per option): 20 passes x 2 pairs
+    assert len(by_task["correction"]) + len(by_task["restatement"]) + len(by_task["memory_choice"]) // 2 == 40
+    assert all(e.source == "paws" for e in ex)
+    inverted = {w.id for t in ("correction", "restatement") for w in train_wordings(t) if w.invert}
+    for task, marker in (("correction", "Florida to New York"), ("restatement", "In 1990")):
+        for e in by_task[task]:
+            assert e.label == float((marker in e.state) != (e.wording in inverted)), e
+    assert inverted & {e.wording for e in ex}  # inverted wordings were drawn and their labels flipped
+    choice = by_task["memory_choice"]
+    assert choice and sum(e.label for e in choice) == len(choice) // 2  # one yes per asked pair
+    assert M._paws_examples(pairs, 0, random.Random(0)) == []

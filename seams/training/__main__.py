@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="share of any-tool-fits rosters built from the request's closest non-fitting tools")
     b.add_argument("--question-pairs", type=int, default=0,
                    help="NLI pairs also asked as questions in the NLI Choice (never a contradiction)")
+    b.add_argument("--paws-passes", type=int, default=0,
+                   help="extra passes over every PAWS training pair, in random memory wordings")
 
     t = sub.add_parser("train", help="fine-tune the cross-encoder on the run's mixture")
     t.add_argument("--run", type=Path, required=True)
@@ -71,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
 
         weights = {k: float(v) for k, v in (kv.split("=") for kv in args.weights.split(",") if kv)}
         ex = build_mixture(args.data, seed=args.seed, scale=args.scale, weights=weights,
-                           hard_tool_negatives=args.hard_tool_negatives, question_pairs=args.question_pairs)
+                           hard_tool_negatives=args.hard_tool_negatives, question_pairs=args.question_pairs,
+                           paws_passes=args.paws_passes)
         digest = write_mixture(ex, args.run / "mixture.jsonl")
         tasks = Counter(x.task for x in ex)
         sources = Counter(f"{x.task}/{x.source}" for x in ex)
@@ -79,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         info = {
             "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "weights": weights,
             "hard_tool_negatives": args.hard_tool_negatives, "question_pairs": args.question_pairs,
+            "paws_passes": args.paws_passes,
             "data": str(args.data),
             "tasks": dict(tasks.most_common()), "positives": dict(pos), "sources": dict(sorted(sources.items())),
             "wordings": dict(Counter(x.wording for x in ex)),

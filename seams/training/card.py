@@ -163,7 +163,8 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
         build = (f"python -m seams.training build --data ../shared/data --run {ph['run']} --scale {m.get('scale')} "
                  f"--seed {m.get('seed')}" + (f" --weights {weights}" if weights else "")
                  + (f" --hard-tool-negatives {m['hard_tool_negatives']}" if m.get("hard_tool_negatives") else "")
-                 + (f" --question-pairs {m['question_pairs']}" if m.get("question_pairs") else ""))
+                 + (f" --question-pairs {m['question_pairs']}" if m.get("question_pairs") else "")
+                 + (f" --paws-passes {m['paws_passes']}" if m.get("paws_passes") else ""))
         warm = (f"{a['warmup_steps']} steps" if a.get("warmup_steps") is not None
                 else f"{a.get('warmup')} of the steps")
         L += [f"### Phase {i}", "", "```", build, ph["command"], "```", "",

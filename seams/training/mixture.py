@@ -520,7 +520,7 @@ def _tool_choice_examples(it: ToolItem, w: W.ChoiceWording, rng: random.Random,
 
 def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
                   weights: dict[str, float] | None = None, hard_tool_negatives: float = 0.0,
-                  question_pairs: int = 0) -> list[Example]:
+                  question_pairs: int = 0, paws_passes: int = 0) -> list[Example]:
     """The shuffled training pairs. `scale` multiplies every task's size, `weights` single tasks'.
 
     `hard_tool_negatives` is the share of "does any tool fit" rosters whose distractors are the
@@ -533,6 +533,11 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
     `question_pairs` NLI pairs are also asked as questions in the NLI Choice (`as_question`), so
     that a passage answering a question is never read as contradicting it; 0 (the default) draws
     no randomness either.
+
+    `paws_passes` asks every PAWS training pair that many more times, each in a random correction,
+    restatement or memory-Choice wording. PAWS (same words, same or different meaning) is the one
+    memory task the encoder learns only from many passes over its few thousand pairs; under the
+    per-source cap it sees a fifth of them once. 0 draws no randomness.
     """
     rng = random.Random(seed)
     weights = weights or {}
@@ -584,6 +589,9 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
             opts.pop("adds")
         ex.extend(_choice_examples("memory_choice", p.source, w, w.question(opts), w.state(p.a, p.b), p.label))
 
+    if paws_passes > 0:
+        ex.extend(_paws_examples([p for p in memory_pairs(data, "train") if p.source == "paws"], paws_passes, rng))
+
     rel = relevance_pairs(data, "train")
     for q_, s, y, src in _balanced(rel, lambda r: r[2], sizes["relevance"], 0.45, rng):
         w = pick("relevance")
@@ -617,6 +625,22 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
         ex.append(_noul_example("tool_gate", it.source, w, w.question(), w.state(it.request, listing), fits))
 
     rng.shuffle(ex)
+    return ex
+
+
+def _paws_examples(paws: list[Pair], passes: int, rng: random.Random) -> list[Example]:
+    """Every PAWS pair `passes` times, in random memory wordings: two Nouls and the two-way Choice."""
+    ex: list[Example] = []
+    options = {k: W.MEMORY_OPTIONS[k] for k in ("restates", "corrects")}
+    for _ in range(passes):
+        for p in rng.sample(paws, len(paws)):
+            task = rng.choice(("correction", "restatement", "memory_choice"))
+            w = rng.choice(W.train_wordings(task))
+            if task == "memory_choice":
+                ex.extend(_choice_examples(task, "paws", w, w.question(options), w.state(p.a, p.b), p.label))
+            else:
+                want = "corrects" if task == "correction" else "restates"
+                ex.append(_noul_example(task, "paws", w, w.question(), w.state(p.a, p.b), p.label == want))
     return ex
 
 
