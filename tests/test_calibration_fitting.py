@@ -25,6 +25,7 @@ from seams.calibration.thresholds import (
     TargetErrorThresholds,
     ThresholdWarning,
     bayes_thresholds,
+    signal_p,
 )
 from seams.errors import InputError
 from seams.rubric import Rubric
@@ -153,12 +154,67 @@ def test_the_linear_scan_finds_the_brute_force_minimum(data, act, refuse, review
     p = np.array([d[0] for d in data])
     y = np.array([d[1] for d in data])
     costs = Costs(act, refuse, review)
-    est = CostThresholds(costs, capacity).fit(p, y)
+    est = CostThresholds(costs, capacity, signal_level=None).fit(p, y)
     assert est.cost_ == pytest.approx(_brute_force(p, y, costs, capacity), abs=1e-9)
     z = est.predict(p)
     realised = (costs.act * np.sum((z == 1) & ~y) + costs.refuse * np.sum((z == -1) & y)
                 + costs.review * np.sum(z == 0)) / p.size
     assert realised == pytest.approx(est.cost_, abs=1e-9)  # the cut-points do what the fit says
+
+
+def _realised(est, p, y, costs):
+    z = est.predict(p)
+    return (costs.act * np.sum((z == 1) & ~y) + costs.refuse * np.sum((z == -1) & y)
+            + costs.review * np.sum(z == 0)) / p.size
+
+
+@pytest.mark.parametrize("direction", ["unrelated", "reversed"])
+def test_scores_without_signal_get_the_cheapest_constant_decision(direction):
+    rng = np.random.default_rng(3)
+    y = rng.uniform(size=131) < 0.6
+    p = rng.uniform(0.01, 0.99, size=131)
+    if direction == "reversed":  # true items score lower: no evidence for the score's direction
+        p = np.where(y, p * 0.6, 0.4 + p * 0.6)
+    costs = Costs(3, 6, 1)
+    with pytest.warns(ThresholdWarning, match="do not separate the labels"):
+        est = CostThresholds(costs, capacity=0.3).fit(p, y)
+    assert est.signal_p_ > 0.05
+    # 40 % false x 3 < 60 % true x 6, and the cap rules out reviewing all: act on every item
+    assert (est.high_, est.low_) == (0.0, 0.0)
+    assert set(est.predict(p)) == {1}
+    assert est.cost_ == pytest.approx(_realised(est, p, y, costs))
+    if direction == "unrelated":  # with the test switched off, cut-points fit the sample's noise
+        free = CostThresholds(costs, capacity=0.3, signal_level=None).fit(p, y)
+        assert free.cost_ < est.cost_ and len(set(free.predict(p))) > 1
+
+
+def test_the_constant_decision_can_refuse_or_review_every_item():
+    rng = np.random.default_rng(4)
+    y = rng.uniform(size=200) < 0.3
+    p = rng.uniform(0.01, 0.99, size=200)
+    with pytest.warns(ThresholdWarning):
+        refuse = CostThresholds(Costs(5, 1, 2)).fit(p, y)  # 70 % false x 5 > 30 % true x 1
+    assert set(refuse.predict(p)) == {-1}
+    with pytest.warns(ThresholdWarning, match="review every item"):
+        review = CostThresholds(Costs(5, 5, 0.5)).fit(p, y)  # no cap: a look is cheapest
+    assert set(review.predict(p)) == {0}
+    assert review.cost_ == pytest.approx(0.5)
+
+
+def test_scores_with_signal_are_cut_without_a_warning():
+    p, y = calibrated(300, seed=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ThresholdWarning)
+        est = CostThresholds(Costs(3, 6, 1), capacity=0.3).fit(p, y)
+    assert est.signal_p_ < 1e-6 and 0 < est.low_ < est.high_ < 1
+
+
+def test_signal_p_is_one_sided():
+    y = np.array([True] * 20 + [False] * 20)
+    up = np.linspace(0, 1, 40)[::-1]  # true items score higher
+    assert signal_p(up, y) < 1e-6
+    assert signal_p(up[::-1], y) > 0.99
+    assert signal_p(up, np.ones(40, bool)) == 1.0
 
 
 # --------------------------------------------------------------------------- target error

@@ -282,8 +282,8 @@ def _fit_rule(
         if options.method == "cost":
             capacity = 0.0 if no_band else options.capacity
             est: Any = CostThresholds(zone_costs, capacity).fit(p_f, y_f)
-            params: dict[str, Any] = {"costs": shown,
-                                      "expected_cost_fit": round(est.cost_, 6)}
+            params: dict[str, Any] = {"costs": shown, "expected_cost_fit": round(est.cost_, 6),
+                                      "signal_p": round(est.signal_p_, 6)}
         else:
             est = TargetErrorThresholds(options.target, options.delta, options.capacity).fit(p_f, y_f)
             params = {"target_error": options.target, "confidence": round(1 - options.delta, 6),
