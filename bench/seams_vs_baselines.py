@@ -339,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=150, help="most items per group/task (sampled, seeded)")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime and torch threads")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--only", nargs="*", default=None, choices=["memory", "passages", "tools"])
+    ap.add_argument("--only", nargs="*", default=None, choices=["memory", "passages", "tools"],
+                    help="run these sections; the others in --out are kept if model, limit and seed match")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "seams_vs_baselines.json")
     args = ap.parse_args(argv)
     judge = LocalJudge(args.model_dir, intra_op_threads=args.threads)
@@ -349,6 +350,10 @@ def main(argv: list[str] | None = None) -> int:
     sections: dict[str, Callable[..., list[Row]]] = {
         "memory": bench_memory, "passages": bench_passages, "tools": bench_tools}
     results: dict[str, Any] = {"model": judge.model_id, "limit": args.limit, "seed": args.seed, "sections": {}}
+    if args.only and args.out.exists():  # rerun some sections: keep the others if they are of this run's kind
+        old = json.loads(args.out.read_text(encoding="utf-8"))
+        if all(old.get(k) == results[k] for k in ("model", "limit", "seed")):
+            results["sections"] = old.get("sections", {})
     for name, fn in sections.items():
         if args.only and name not in args.only:
             continue

@@ -173,3 +173,14 @@ def test_too_few_labels_is_an_input_error(server, labelled, tmp_path):
     res = invoke("calibrate", rubric, few, *judge_args(server, root))
     assert res.exit_code == 2 and "'injected' has 40; at least 50" in " ".join(res.output.split())
     assert rubric.read_text() == RUBRIC
+
+
+@pytest.mark.parametrize("level", ["0", "1.5"])
+def test_a_signal_level_outside_0_1_is_refused_before_any_judge_is_asked(tmp_path, level):
+    rubric = tmp_path / "gate.yaml"
+    rubric.write_text(RUBRIC)
+    data = tmp_path / "set.jsonl"
+    data.write_text('{"id": "a", "state": "x", "labels": {"injected": false}}\n')
+    res = invoke("calibrate", rubric, data, "--judge", "http://127.0.0.1:9", "--no-cache", "--signal-level", level)
+    assert res.exit_code == 2
+    assert f"--signal-level is a p-value within (0, 1], got {float(level)}" in " ".join(res.output.split())

@@ -1,5 +1,6 @@
 """Calibrators and threshold fitters on synthetic judges whose true probabilities are known."""
 
+import dataclasses
 import warnings
 from itertools import product
 
@@ -414,3 +415,26 @@ def test_rule_costs_are_checked_when_the_rubric_loads(bad, message):
 
     with pytest.raises(RubricError, match=message):
         Rubric.loads(NOUL_RUBRIC.replace("      then: allow\n", f"      then: allow\n      {bad}\n"))
+
+
+def test_a_rule_whose_scores_carry_no_signal_is_fitted_to_one_decision_and_says_why():
+    import json
+
+    rubric = Rubric.loads(NOUL_RUBRIC)
+    rng = np.random.default_rng(12)
+    items = noul_items(300, seed=12)
+    for it in items:  # labels drawn apart from the score the judge reports
+        it["labels"]["flag"] = bool(rng.uniform() < 0.5)
+    data = loads_jsonl("".join(json.dumps(it) + "\n" for it in items), rubric.questions)
+    run = run_set(data, SynthJudge())
+    opts = FitOptions(costs=Costs.parse("act=4,refuse=4,review=1"), capacity=0.3, n_boot=20, calibrator="none")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = fit_calibration(rubric, data, run, opts)
+        free = fit_calibration(rubric, data, run, dataclasses.replace(opts, signal_level=1.0))
+    t = result.block.thresholds["flag"]
+    assert t.high == t.low and t.high in (0.0, 1.0)
+    assert t.params["signal_p"] > 0.05
+    assert any("do not separate the labels" in n for n in result.notes)
+    cut = free.block.thresholds["flag"]  # the test switched off: cut-points fitted to the noise
+    assert 0 < cut.high < 1 and not any("do not separate" in n for n in free.notes)

@@ -67,6 +67,8 @@ class FitOptions:
     seed: int = 0
     calibrator: str = "auto"
     n_boot: int = 1000
+    #: "cost" fits cut-points only where scores separate the labels at this level (see `CostThresholds`)
+    signal_level: float = 0.05
 
 
 @dataclass
@@ -281,7 +283,7 @@ def _fit_rule(
         warnings.simplefilter("always")
         if options.method == "cost":
             capacity = 0.0 if no_band else options.capacity
-            est: Any = CostThresholds(zone_costs, capacity).fit(p_f, y_f)
+            est: Any = CostThresholds(zone_costs, capacity, options.signal_level).fit(p_f, y_f)
             params: dict[str, Any] = {"costs": shown, "expected_cost_fit": round(est.cost_, 6),
                                       "signal_p": round(est.signal_p_, 6)}
         else:

@@ -155,6 +155,7 @@ def calibrate(
     capacity: Annotated[float | None, typer.Option(help="Largest share of items (0–1) the review band may take.")] = None,
     split: Annotated[float, typer.Option(help="Share of items used to fit; the rest is held out to report on.")] = 0.5,
     seed: Annotated[int, typer.Option(help="Seed of the random fit/held-out split.")] = 0,
+    signal_level: Annotated[float, typer.Option(help="Cost fits: cut-points only if a one-sided Mann–Whitney test that true items score higher has p at most this; otherwise the cheapest constant decision (1 turns the test off).")] = 0.05,
     calibrator: Annotated[str, typer.Option(help="Recalibration for nouls: auto, platt, isotonic or none (choices and scores use temperature unless none).")] = "auto",
     judge: JudgeOpt = "local",
     model: ModelOpt = None,
@@ -188,13 +189,15 @@ def calibrate(
             raise InputError(f"--capacity is a share of items within [0, 1], got {capacity}")
         if not 0 < split < 1:
             raise InputError(f"--split must be within (0, 1), got {split}")
+        if not 0 < signal_level <= 1:
+            raise InputError(f"--signal-level is a p-value within (0, 1], got {signal_level}")
         try:
             parsed = Costs.parse(costs) if costs else Costs()
         except ValueError as exc:
             raise InputError(f"--costs: {exc}") from None
         opts = FitOptions(method="target" if target_error is not None else "cost", costs=parsed,
                           target=target_error or 0.05, delta=1 - confidence, capacity=capacity, split=split,
-                          seed=seed, calibrator=calibrator, n_boot=bootstrap)
+                          seed=seed, calibrator=calibrator, n_boot=bootstrap, signal_level=signal_level)
         r, ds = _load(rubric, data, columns)
         if r.path is None:
             raise InputError(f"rubric {rubric!r} has no file to write into")
