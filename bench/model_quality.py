@@ -304,27 +304,27 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
     return res
 
 
-#: mixed-source tasks whose figure is also printed per source, so a weak source is not averaged away
-BY_SOURCE = ("contradiction", "correction_vs_restatement")
+#: tasks whose figure is also printed per source (or per wording), so a weak part is not averaged away
+BY_PART = {"contradiction": "source", "correction_vs_restatement": "source", "evidence_wice": "wording"}
 
 
 def by_source(sets: dict[str, list[EvalItem]], res: dict[str, dict[str, Any]],
               names: list[str]) -> dict[str, dict[str, Any]]:
-    """Rows `task[source]`: the task's metric over the items of one source, from the scores kept."""
+    """Rows `task[part]`: the task's metric over one source's (or wording's) items, from the scores kept."""
     out: dict[str, dict[str, Any]] = {}
-    for task in BY_SOURCE:
+    for task, key in BY_PART.items():
         items, row = sets.get(task), res.get(task)
         if not items or row is None:
             continue
-        for src in sorted({it.source for it in items}):
-            idx = [i for i, it in enumerate(items) if it.source == src]
-            sub: dict[str, Any] = {"n": len(idx), "wordings": row["wordings"]}
+        for part in sorted({getattr(it, key) for it in items}):
+            idx = [i for i, it in enumerate(items) if getattr(it, key) == part]
+            sub: dict[str, Any] = {"n": len(idx), "wordings": sorted({items[i].wording for i in idx})}
             for name in names:
                 if (sc := row.get(f"_{name}_scores")) is not None:
                     sub[name] = auroc([bool(items[i].label) for i in idx], [sc[i] for i in idx])
                 elif (pr := row.get(f"_{name}_preds")) is not None:
                     sub[name] = float(np.mean([pr[i] == items[i].label for i in idx]))
-            out[f"{task}[{src}]"] = sub
+            out[f"{task}[{part}]"] = sub
     return out
 
 

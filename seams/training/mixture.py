@@ -713,12 +713,19 @@ def build_eval(data: Path = DEFAULT_DATA, seed: int = 5, per_task: int = 600) ->
 
     rel = [r for r in relevance_pairs(data, "eval") if r[3] == "qnli"]
     rel = rng.sample(rel, min(len(rel), per_task))
-    for name, task, rows in (("relevance", "relevance", rel), ("evidence_wice", "evidence", evidence_pairs(data, "eval"))):
-        items = []
-        for q_, passage, y, src in rows:
-            w = hw(task)
-            items.append(_noul_eval(task, src, w, w.state(q_, passage), y, query=q_, passage=passage))
-        sets[name] = items
+    items = []
+    for q_, passage, y, src in rel:
+        w = hw("relevance")
+        items.append(_noul_eval("relevance", src, w, w.state(q_, passage), y, query=q_, passage=passage))
+    sets["relevance"] = items
+    # WiCE has 87 held-out pairs: each is asked in every held-out evidence wording, so that no one
+    # phrasing decides the figure. The one draw per pair that picked its wording while there was a
+    # single one is still made, so the sets built after this one stay as every earlier figure saw them.
+    wice = evidence_pairs(data, "eval")
+    for _ in wice:
+        rng.choice(W.held_out_wordings("evidence")[:1])
+    sets["evidence_wice"] = [_noul_eval("evidence", src, w, w.state(c, ev), y, query=c, passage=ev)
+                             for c, ev, y, src in wice for w in W.held_out_wordings("evidence")]
 
     inj = injection_items(data, "eval", seed)
     inj = _cap_sources(inj, lambda r: r[3], per_task // 4, rng)

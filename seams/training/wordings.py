@@ -285,6 +285,8 @@ EVIDENCE = [
     PairWording("evi-8", "Does the `document` establish the `fact`?", ("fact", "document")),
     PairWording("evi-9", "Is the `assertion` grounded in the `citations`?", ("assertion", "citations"),
                 held_out=True),
+    PairWording("evi-10", "Does the `reference` back up what the `sentence` says?", ("sentence", "reference"),
+                held_out=True),
 ]
 
 # --------------------------------------------------------------------------------------------
