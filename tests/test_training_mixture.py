@@ -93,3 +93,12 @@ def test_paws_passes_ask_every_pair_each_pass_with_labels_that_follow_the_task()
     choice = by_task["memory_choice"]
     assert choice and sum(e.label for e in choice) == len(choice) // 2  # one yes per asked pair
     assert M._paws_examples(pairs, 0, random.Random(0)) == []
+
+
+def test_the_paws_probe_reads_label_rows_and_skips_the_rest(tmp_path):
+    from seams.training.paws_probe import read_paws
+
+    f = tmp_path / "paws.tsv"
+    f.write_text('1\tFlights from A to B.\tFlights from B to A.\t0\n2\tHe said "hi".\tHe said "hi" .\t1\n'
+                 "3\tbroken row\n4\ta\tb\tlabel\n", encoding="utf-8")
+    assert read_paws(f) == [("Flights from A to B.", "Flights from B to A.", 0), ('He said "hi".', 'He said "hi" .', 1)]
