@@ -129,7 +129,7 @@ class CostThresholds(_ZoneEstimator):
         k = n if self.capacity is None else int(np.floor(self.capacity * n + 1e-9))
         self.signal_p_ = signal_p(p, y)
         if self.signal_level is not None and self.signal_p_ > self.signal_level:
-            return self._constant(c, y, k, act_all)
+            return self._constant(c, y, k)
         total = f + _sliding_min(g, k)
         i = int(np.argmin(total))
         if act_all <= total[i]:
@@ -144,11 +144,11 @@ class CostThresholds(_ZoneEstimator):
         self.n_ = n
         return self
 
-
-    def _constant(self, c: Costs, y: np.ndarray, k: int, act_all: float) -> CostThresholds:
+    def _constant(self, c: Costs, y: np.ndarray, k: int) -> CostThresholds:
         """The cheapest decision that ignores the score, for scores that carry no signal."""
         n = y.size
         options = {"act on every item": (c.act * float((~y).sum()), 0.0, 0.0),
+                   # (high, low) = (1, 1): only a score of exactly 1.0 would still act
                    "refuse every item": (c.refuse * float(y.sum()), 1.0, 1.0)}
         if k >= n:
             options["review every item"] = (c.review * n, 1.0, 0.0)
