@@ -240,6 +240,7 @@ def short_answer_sets(path: Path = SHORT_ANSWERS) -> dict[str, list[EvalItem]]:
 
 def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | None) -> dict[str, dict[str, Any]]:
     res: dict[str, dict[str, Any]] = {}
+    names = [s.name for s in systems] + (["cosine"] if cos else [])  # every system with a column
     for task, items in sets.items():
         if not items:
             continue
@@ -276,7 +277,7 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
     gate = sets.get("tool_gate_bfcl")
     if gate and "tool_gate_bfcl" in res:
         row = {"n": len(gate), "wordings": res["tool_gate_bfcl"]["wordings"]}
-        for name in [s.name for s in systems] + (["cosine"] if cos else []):
+        for name in names:
             sc = res["tool_gate_bfcl"].get(f"_{name}_scores")
             if sc is None:
                 continue
@@ -292,12 +293,12 @@ def evaluate(sets: dict[str, list[EvalItem]], systems: list[Any], cos: Cosine | 
         if qa is None:
             continue
         row = {"n": qa["n"], "wordings": qa["wordings"]}
-        for name in [s.name for s in systems] + (["cosine"] if cos else []):
+        for name in names:
             preds = qa.get(f"_{name}_preds")
             if preds is not None:
                 row[name] = float(np.mean([p == "contradiction" for p in preds]))
         res[dst] = row
-    res.update(by_source(sets, res, [s.name for s in systems] + (["cosine"] if cos else [])))
+    res.update(by_source(sets, res, names))
     for row in res.values():
         for k in [k for k in row if k.startswith("_")]:
             del row[k]

@@ -110,6 +110,10 @@ class CostThresholds(_ZoneEstimator):
         if self.capacity is not None and not 0 <= self.capacity <= 1:
             raise ValueError(f"capacity is a share of items within [0, 1], got {self.capacity}")
         n = p.size
+        k = n if self.capacity is None else int(np.floor(self.capacity * n + 1e-9))
+        self.signal_p_ = signal_p(p, y)
+        if self.signal_level is not None and self.signal_p_ > self.signal_level:
+            return self._constant(c, y, k)  # before the scan: its cut-points would fit noise
         order = np.argsort(p, kind="stable")
         ps, ys = p[order], y[order]
         neg_suffix = np.concatenate([np.cumsum((~ys)[::-1])[::-1], [0]])  # label false among ps[i:]
@@ -126,10 +130,6 @@ class CostThresholds(_ZoneEstimator):
         act_all = f[0] + g[0]  # high = 0 acts on everything, whatever low is
         if ps[0] <= 0.0:
             g[0] = np.inf  # otherwise p = 0 always refuses (p ≤ low for every low ≥ 0)
-        k = n if self.capacity is None else int(np.floor(self.capacity * n + 1e-9))
-        self.signal_p_ = signal_p(p, y)
-        if self.signal_level is not None and self.signal_p_ > self.signal_level:
-            return self._constant(c, y, k)
         total = f + _sliding_min(g, k)
         i = int(np.argmin(total))
         if act_all <= total[i]:

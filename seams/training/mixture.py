@@ -577,7 +577,8 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
             q = w.question(dict(W.NLI_OPTIONS))
             ex.extend(_choice_examples("nli_choice", "nli_as_question", w, q, w.state(q_, s_), lab))
 
-    mem = _cap_sources(memory_pairs(data, "train"), lambda p: p.source, int(4000 * scale), rng)
+    all_mem = memory_pairs(data, "train")
+    mem = _cap_sources(all_mem, lambda p: p.source, int(4000 * scale), rng)
     for task, lab in (("correction", "corrects"), ("restatement", "restates"), ("adds", "adds")):
         for p in _balanced(mem, lambda p, lab=lab: p.label == lab, sizes[task], 0.45, rng):
             w = pick(task)
@@ -590,7 +591,7 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
         ex.extend(_choice_examples("memory_choice", p.source, w, w.question(opts), w.state(p.a, p.b), p.label))
 
     if paws_passes > 0:
-        ex.extend(_paws_examples([p for p in memory_pairs(data, "train") if p.source == "paws"], paws_passes, rng))
+        ex.extend(_paws_examples([p for p in all_mem if p.source == "paws"], paws_passes, rng))
 
     rel = relevance_pairs(data, "train")
     for q_, s, y, src in _balanced(rel, lambda r: r[2], sizes["relevance"], 0.45, rng):
@@ -631,13 +632,13 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
 def _paws_examples(paws: list[Pair], passes: int, rng: random.Random) -> list[Example]:
     """Every PAWS pair `passes` times, in random memory wordings: two Nouls and the two-way Choice."""
     ex: list[Example] = []
-    options = {k: W.MEMORY_OPTIONS[k] for k in ("restates", "corrects")}
     for _ in range(passes):
         for p in rng.sample(paws, len(paws)):
             task = rng.choice(("correction", "restatement", "memory_choice"))
             w = rng.choice(W.train_wordings(task))
             if task == "memory_choice":
-                ex.extend(_choice_examples(task, "paws", w, w.question(options), w.state(p.a, p.b), p.label))
+                q = w.question(dict(W.MEMORY_TWO_WAY))
+                ex.extend(_choice_examples(task, "paws", w, q, w.state(p.a, p.b), p.label))
             else:
                 want = "corrects" if task == "correction" else "restates"
                 ex.append(_noul_example(task, "paws", w, w.question(), w.state(p.a, p.b), p.label == want))
@@ -706,7 +707,7 @@ def build_eval(data: Path = DEFAULT_DATA, seed: int = 5, per_task: int = 600) ->
     items = []
     for p in mem:
         w = rng.choice([w for w in W.held_out_wordings("memory_choice")])
-        q = w.question({"restates": W.MEMORY_OPTIONS["restates"], "corrects": W.MEMORY_OPTIONS["corrects"]})
+        q = w.question(dict(W.MEMORY_TWO_WAY))
         items.append(EvalItem("correction_vs_restatement", p.source, w.id, q, w.state(p.a, p.b), p.label,
                               {"a": p.a, "b": p.b}))
     sets["correction_vs_restatement"] = items

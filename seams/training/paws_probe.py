@@ -12,19 +12,18 @@ the data (8,000 training pairs), not a model to ship; docs/training.md has its f
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import random
 import time
 from pathlib import Path
 from typing import Any
 
+from .mixture import read_tsv
+
 
 def read_paws(path: Path) -> list[tuple[str, str, int]]:
     """(sentence 1, sentence 2, 1 = paraphrase) rows of a PAWS-Wiki TSV without a header."""
-    with open(path, encoding="utf-8", newline="") as f:
-        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        return [(r[1], r[2], int(r[3])) for r in rows if len(r) >= 4 and r[3] in ("0", "1")]
+    return [(r[1], r[2], int(r[3])) for r in read_tsv(path, header=False) if len(r) >= 4 and r[3] in ("0", "1")]
 
 
 def probe(init: Path, data: Path, epochs: int, lr: float, seed: int = 1, batch_size: int = 32,

@@ -237,6 +237,8 @@ MEMORY_OPTIONS = {
     "corrects": "the new statement changes or contradicts a fact in the old one",
     "adds": "the new statement adds compatible information the old one lacks",
 }
+#: the correction-versus-restatement Choice (PAWS and its evaluation have no "adds")
+MEMORY_TWO_WAY = {k: MEMORY_OPTIONS[k] for k in ("restates", "corrects")}
 MEMORY_CHOICE = [
     ChoiceWording("mem-1", "How does the `new` statement relate to the `old` one?", ("old", "new")),
     ChoiceWording("mem-2", "What should happen to the `candidate` memory given the `stored` one?",
@@ -410,6 +412,7 @@ __all__ = [
     "ALL",
     "CONTRADICTION",
     "MEMORY_OPTIONS",
+    "MEMORY_TWO_WAY",
     "NLI_OPTIONS",
     "ChoiceWording",
     "GateWording",
