@@ -1,6 +1,6 @@
 """Calibration fitting: time on 100k labels, and agreement with scikit-learn's threshold tuner.
 
-    /work/venv/bin/python bench/calibration_fit.py [--n 100000] [--repeat 5]
+    python bench/calibration_fit.py [--n 100000] [--repeat 5]
 
 1. Fit time of the three-zone threshold fitters (cost, cost with a review cap, target error with
    its guarantee) and of the recalibrators on `n` labels, best of `repeat`, with scikit-learn's

@@ -4,7 +4,7 @@
                                   [--per-task 600] [--json out.json] [--speed]
 
 Every item comes from a split of the shared data that the training mixture never read (see
-`seams.training.mixture.build_eval`), and every question is asked in a wording held out of training.
+`training.mixture.build_eval`), and every question is asked in a wording held out of training.
 Per task it prints AUROC for Nouls and top-1 accuracy for Choices for:
 
 * **seams** — the model directory through `seams.judges.local.LocalJudge` (onnxruntime, int8);
@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 from seams.judges.local.hypotheses import hypotheses, state_text
 from seams.questions import Choice, Noul
-from seams.training.card import LOWER_IS_BETTER
-from seams.training.mixture import EvalItem, build_eval
+from training.card import LOWER_IS_BETTER
+from training.mixture import EvalItem, build_eval
 
 GOALS = {
     "injection": ("AUROC", 0.95),
@@ -223,7 +223,7 @@ def short_answer_sets(path: Path = SHORT_ANSWERS) -> dict[str, list[EvalItem]]:
     and a passage; QNLI's long Wikipedia sentences did not show that short answers with numbers or
     names were still read as contradicting the question.
     """
-    from seams.training import wordings as W
+    from training import wordings as W
 
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     ws = W.held_out_wordings("nli_choice")

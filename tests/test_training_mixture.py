@@ -2,9 +2,9 @@
 
 import random
 
-from seams.training import mixture as M
-from seams.training.mixture import ToolItem, _closest_tools, _tool_choice_examples
-from seams.training.wordings import train_wordings
+from training import mixture as M
+from training.mixture import ToolItem, _closest_tools, _tool_choice_examples
+from training.wordings import train_wordings
 
 
 def test_hard_tool_negatives_are_the_tools_sharing_most_words_with_the_request():
@@ -96,7 +96,7 @@ def test_paws_passes_ask_every_pair_each_pass_with_labels_that_follow_the_task()
 
 
 def test_the_paws_probe_reads_label_rows_and_skips_the_rest(tmp_path):
-    from seams.training.paws_probe import read_paws
+    from training.paws_probe import read_paws
 
     f = tmp_path / "paws.tsv"
     f.write_text('1\tFlights from A to B.\tFlights from B to A.\t0\n2\tHe said "hi".\tHe said "hi" .\t1\n'

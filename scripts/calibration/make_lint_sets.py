@@ -7,7 +7,7 @@ matters). Every unit is cut out of a file by `seams.lint.units`, so each state i
 deterministic checks catch and the judge never sees; `evaluate.py` reports the judge on every
 item and the whole pipeline (checks, prefilter, judge) separately.
 
-Run: `python calibration/lint/make_sets.py` (rewrites the four files; same output every time).
+Run: `python scripts/calibration/make_lint_sets.py` (rewrites the four files; same output every time).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from seams.lint.units import hunk_units, python_units
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[2] / "calibration" / "lint"  # the lint sets
 SEED = 7
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fit the built-in seams' calibration blocks on their labelled sets, with the shipped model.
 #
-#   bash calibration/calibrate_seams.sh            # writes the calibration: blocks into rubrics/*.yaml
-#   DRY=--dry-run bash calibration/calibrate_seams.sh
+#   bash scripts/calibration/calibrate_seams.sh            # writes the calibration: blocks into rubrics/*.yaml
+#   DRY=--dry-run bash scripts/calibration/calibrate_seams.sh
 #
-# Sets: calibration/<seam>/fit.jsonl (built by calibration/build_seam_sets.py); the held-out
+# Sets: calibration/<seam>/fit.jsonl (built by scripts/calibration/build_seam_sets.py); the held-out
 # halves (heldout.jsonl) are for bench/seams_vs_baselines.py and `seams eval`, never fitted on.
 # Costs say what a mistake costs relative to a human look. `seams calibrate` prices each rule's
 # zones by the kind of their outcome: a wrong decision in a zone whose outcome is an act costs
@@ -44,7 +44,7 @@
 #               it, and every task goes to the band — the medium model — until there is signal. A
 #               cost fit on noise had cut at 0.50 and routed half the hard tasks to the small model.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 SEAMS=${SEAMS:-seams}
 REPORTS=${REPORTS:-calibration/reports}
 CACHE_OPT=${CACHE:+--cache $CACHE}

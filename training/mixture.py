@@ -2,7 +2,7 @@
 
 Readers turn each public set under the shared data directory (see its README; only sets marked
 ``train? yes`` are read for training) into canonical raw examples; task builders ask them through
-the wordings of `seams.training.wordings`, building real `Noul`/`Choice` questions and states and
+the wordings of `training.wordings`, building real `Noul`/`Choice` questions and states and
 turning them into (hypothesis, state text, label) pairs with the runtime's own
 `seams.judges.local.hypotheses` functions, so training sees exactly what the local judge asks.
 
@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judges.local.hypotheses import choice_hypotheses, focus, noul_hypothesis, state_text
-from ..questions import Choice, Noul
+from seams.judges.local.hypotheses import choice_hypotheses, focus, noul_hypothesis, state_text
+from seams.questions import Choice, Noul
+from . import SHARED_DATA
 from . import wordings as W
 
-DEFAULT_DATA = Path("/work/shared/data")
+DEFAULT_DATA = SHARED_DATA
 
 # --------------------------------------------------------------------------------------------
 # splits

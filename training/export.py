@@ -1,6 +1,6 @@
 """Export the trained cross-encoder to ONNX, quantise it to int8 and check both against torch.
 
-Steps (``python -m seams.training export --run RUN --out seams/models/seams-minilm``):
+Steps (``python -m training export --run RUN --out seams/models/seams-minilm``):
 
 1. ``torch.onnx.export`` of the fine-tuned model: inputs ``input_ids``, ``attention_mask``,
    ``token_type_ids`` (int64, dynamic batch and sequence axes), output ``logits`` [batch, 1];
@@ -157,7 +157,7 @@ def fit_choice_temperature(int8: Path, tokenizer_json: Path, data: Path | None =
     """Fit the Choice softmax temperature (NLL) on held-out tool/intent choices not used by the bench."""
     import random
 
-    from ..judges.local.hypotheses import choice_hypotheses, focus, state_text
+    from seams.judges.local.hypotheses import choice_hypotheses, focus, state_text
     from .mixture import DEFAULT_DATA, _candidates, tool_items
     from .wordings import held_out_wordings, train_wordings
 
@@ -200,7 +200,7 @@ def export(run: Path, out: Path, choice_temperature: float | None = None) -> dic
 
     final = run / "final"
     if not final.is_dir():
-        raise FileNotFoundError(f"{final}: no trained model; run `python -m seams.training train` first")
+        raise FileNotFoundError(f"{final}: no trained model; run `python -m training train` first")
     work = run / "export"
     work.mkdir(parents=True, exist_ok=True)
     fp32, int8 = work / "model.fp32.onnx", work / "model.int8.onnx"

@@ -1,6 +1,6 @@
 """Can the encoder learn PAWS at all? Fine-tune on PAWS alone, as a plain sentence pair.
 
-    python -m seams.training.paws_probe --init /work/train_runs/r14avg/final --epochs 3
+    python -m training.paws_probe --init ../train_runs/r14avg/final --epochs 3
 
 The shipped model reads PAWS (same words; same meaning or not) at chance in the memory wordings.
 This probe takes the judge's question and state format out of the way: the PAWS dev pairs go in as
@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import SHARED_DATA
 from .mixture import read_tsv
 
 
@@ -90,9 +91,9 @@ def probe(init: Path, data: Path, epochs: int, lr: float, seed: int = 1, batch_s
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m seams.training.paws_probe", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m training.paws_probe", description=__doc__.split("\n")[0])
     ap.add_argument("--init", type=Path, required=True, help="a run's final/ directory (or the base model)")
-    ap.add_argument("--data", type=Path, default=Path("/work/shared/data"))
+    ap.add_argument("--data", type=Path, default=SHARED_DATA)
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--lr", type=float, default=3e-5)
     ap.add_argument("--seed", type=int, default=1)

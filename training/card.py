@@ -157,10 +157,10 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
         if a.get("average_of"):
             L += [f"### Phase {i}: a weight average", "", "```", ph["command"], "```", "",
                   (f"- the uniform average of the weights of {', '.join(f'`{p}`' for p in a['average_of'])}; "
-                   "no training step, no data (`seams/training/average.py`)"), ""]
+                   "no training step, no data (`training/average.py`)"), ""]
             continue
         weights = ",".join(f"{k}={v}" for k, v in (m.get("weights") or {}).items())
-        build = (f"python -m seams.training build --data ../shared/data --run {ph['run']} --scale {m.get('scale')} "
+        build = (f"python -m training build --data ../shared/data --run {ph['run']} --scale {m.get('scale')} "
                  f"--seed {m.get('seed')}" + (f" --weights {weights}" if weights else "")
                  + (f" --hard-tool-negatives {m['hard_tool_negatives']}" if m.get("hard_tool_negatives") else "")
                  + (f" --question-pairs {m['question_pairs']}" if m.get("question_pairs") else "")
@@ -182,7 +182,7 @@ def write_card(run: Path, out: Path, metrics: Path | None = None) -> Path:
     L += [("Each task family is asked in many wordings (question and statement forms, with and without Noul "
            "criteria, plain-text states and object states whose fields the question names in backticks, and "
            "inverted wordings whose yes means the opposite label); some are held out of training and used only "
-           "by the evaluation (`seams/training/wordings.py`):"), ""]
+           "by the evaluation (`training/wordings.py`):"), ""]
     L += ["| family | question types | wordings in training | held out |", "|---|---|---|---|"]
     for fam, tasks in FAMILIES.items():
         tr = sum(len(W.train_wordings(t)) for t in tasks)

@@ -1,15 +1,15 @@
 """Build the labelled sets for the calibration runs in `calibration/snli-contradiction/` and
-`calibration/injection/` from the public data in /work/shared/data.
+`calibration/injection/` from the public data in ../shared/data.
 
-    /work/venv/bin/python calibration/build_sets.py [--data /work/shared/data] [--check]
+    python scripts/calibration/build_sets.py [--data ../shared/data] [--check]
 
 * `snli-contradiction/set.jsonl` — SNLI dev pairs whose premise falls on the *evaluation* side of
-  the shipped model's training split (`seams.training.mixture.is_eval(premise, 0.15)`, the same
+  the shipped model's training split (`training.mixture.is_eval(premise, 0.15)`, the same
   stable hash the trainer uses), so the model never trained on them. State
   `{"statement_1": premise, "statement_2": hypothesis}`; label `contradiction` is true when SNLI's
   gold label is "contradiction" (entailment and neutral are false).
 * `injection/set.jsonl` — the evaluation side of the trainer's injection data
-  (`seams.training.mixture.injection_items(data, "eval")`): deepset/prompt-injections and
+  (`training.mixture.injection_items(data, "eval")`): deepset/prompt-injections and
   jailbreak-classification rows whose text hashes to evaluation (`is_eval(text, 0.2)`), and BIPIA
   email/table/code contexts on the evaluation side with attacks from the held-out attack
   categories inserted (the plain context is the negative). State: the text; label `injection`.
@@ -32,7 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
-from seams.training.mixture import injection_items, is_eval  # the training split's own readers and hashes
+from training import SHARED_DATA
+from training.mixture import injection_items, is_eval  # the training split's own readers and hashes
 
 MAX_BYTES = 2_000_000
 
@@ -67,7 +68,7 @@ def render(items: list[dict[str, Any]]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description="Build the calibration runs' labelled sets.")
-    ap.add_argument("--data", type=Path, default=Path("/work/shared/data"))
+    ap.add_argument("--data", type=Path, default=SHARED_DATA)
     ap.add_argument("--check", action="store_true", help="fail if a committed set differs from a rebuild")
     args = ap.parse_args()
     status = 0

@@ -1,6 +1,6 @@
-"""Build the labelled sets of the built-in seams from the public data in /work/shared/data.
+"""Build the labelled sets of the built-in seams from the public data in ../shared/data.
 
-    /work/venv/bin/python calibration/build_seam_sets.py [--data /work/shared/data]
+    python scripts/calibration/build_seam_sets.py [--data ../shared/data]
 
 Writes, per seam, two JSONL files in the labelled-set format (`{"id", "state", "labels"}`):
 
@@ -9,7 +9,7 @@ Writes, per seam, two JSONL files in the labelled-set format (`{"id", "state", "
   `seams eval` measure on it.
 
 Every item comes from the *evaluation* side of the shipped model's training split (the same
-stable hashes `seams.training.mixture` uses), so nothing here was trained on; fit and held-out
+stable hashes `training.mixture` uses), so nothing here was trained on; fit and held-out
 are then split by a stable hash of the item id. States are built exactly as the typed seams build
 them (memory first, then candidate; query, then passage). Labels are mapped from each source's
 own labels as written below; every mapping is an approximation and is named in the item's `id`
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
 from seams.secrets import find_secrets
-from seams.training import mixture as M  # the training split's readers and hashes
+from training import mixture as M  # the training split's readers and hashes
 
 csv.field_size_limit(10**8)
 MAX_BYTES = 2_000_000
@@ -610,11 +610,11 @@ def routing_items(data: Path, rng: random.Random) -> list[dict[str, Any]]:
     or neither). At most 60 of 100 right → `difficulty` level 2, "several steps of reasoning"
     (hard: the rule's cut-points send it to the strong model); at least 98 right → level 0 (easy:
     the small model); the items in between (61–97) are dropped, not labelled. Only the evaluation side of the training split (by premise, as
-    `seams.training.mixture.nli_pairs` splits it), since the training mixture reads this file.
+    `training.mixture.nli_pairs` splits it), since the training mixture reads this file.
     Every hard item is kept; as many easy ones are drawn, gold label by gold label in the hard
     items' proportions, so neither the class balance nor the NLI label gives the difficulty away.
     It measures difficulty for a fine-tuned BERT on one kind of task, not for an LLM on tasks
-    in general. `calibration/model_routing_signal.py` measures the score's signal on it.
+    in general. `scripts/calibration/model_routing_signal.py` measures the score's signal on it.
     """
     hard: dict[str, list[tuple[str, str]]] = {}
     easy: dict[str, list[tuple[str, str]]] = {}

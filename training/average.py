@@ -1,4 +1,4 @@
-"""`python -m seams.training average`: the uniform average of several runs' weights.
+"""`python -m training average`: the uniform average of several runs' weights.
 
 Runs of one lineage (each phase started from the one before) sit close together in weight space,
 and their average often keeps what each phase gained: phase 5 of the shipped model raised

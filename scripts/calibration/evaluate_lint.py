@@ -11,7 +11,7 @@ For every item of `calibration/lint/<rule>.jsonl` this reports two things:
   certainty), the rule's prefilter (`when`) next (no match: a pass, the judge is not asked), the
   judge for the rest.
 
-Usage: python calibration/lint/evaluate.py [--model-dir DIR | --judge URL] [--uncalibrated] [--json OUT]
+Usage: python scripts/calibration/evaluate_lint.py [--model-dir DIR | --judge URL] [--uncalibrated] [--json OUT]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from seams.cli._common import make_judge
 from seams.lint import Unit, load_rules
 from seams.lint.checks import CHECKS
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[2] / "calibration" / "lint"  # the lint sets
 
 
 def auc(scores: list[float], labels: list[bool]) -> float | None:

@@ -1,6 +1,6 @@
 """How well the shipped model's `difficulty` Score separates the model-routing set's hard and easy tasks.
 
-    nice -n 15 /work/venv/bin/python calibration/model_routing_signal.py calibration/model-routing/fit.jsonl \
+    nice -n 15 python scripts/calibration/model_routing_signal.py calibration/model-routing/fit.jsonl \
         [--wording "How likely is a language model to get the `task` wrong?" ...]
 
 `seams calibrate` fits and `seams eval` measures the rubric as written; this tries other wordings
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from seams.builtin._common import load_rubric
 from seams.calibration.metrics import auroc

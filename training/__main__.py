@@ -1,11 +1,11 @@
-"""`python -m seams.training build|train|average|export|card` — the shipped model's pipeline.
+"""`python -m training build|train|average|export|card` — the shipped model's pipeline.
 
-    python -m seams.training build  --data /work/shared/data --run /work/train_runs/r1
-    python -m seams.training train  --run /work/train_runs/r1 [--resume]
-    python -m seams.training average --from /work/train_runs/r3 --from /work/train_runs/r4 --run /work/train_runs/s34
-    python -m seams.training export --run /work/train_runs/r1 --out seams/models/seams-minilm
-    python -m seams.training card   --run /work/train_runs/r1 --out seams/models/seams-minilm \
-        --metrics /work/train_runs/r1/metrics.json
+    python -m training build  --data ../shared/data --run ../train_runs/r1
+    python -m training train  --run ../train_runs/r1 [--resume]
+    python -m training average --from ../train_runs/r3 --from ../train_runs/r4 --run ../train_runs/s34
+    python -m training export --run ../train_runs/r1 --out seams/models/seams-minilm
+    python -m training card   --run ../train_runs/r1 --out seams/models/seams-minilm \
+        --metrics ../train_runs/r1/metrics.json
 """
 
 from __future__ import annotations
@@ -16,15 +16,17 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-DEFAULT_OUT = Path(__file__).resolve().parent.parent / "models" / "seams-minilm"
+from . import REPO, SHARED_DATA
+
+DEFAULT_OUT = REPO / "seams" / "models" / "seams-minilm"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m seams.training")
+    ap = argparse.ArgumentParser(prog="python -m training")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     b = sub.add_parser("build", help="build the training mixture (JSONL) into the run directory")
-    b.add_argument("--data", type=Path, default=Path("/work/shared/data"))
+    b.add_argument("--data", type=Path, default=SHARED_DATA)
     b.add_argument("--run", type=Path, required=True)
     b.add_argument("--seed", type=int, default=13)
     b.add_argument("--scale", type=float, default=1.0, help="multiply every task's size")
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "average":
         from .average import average
 
-        command = "python -m seams.training average " + " ".join(f"--from {r}" for r in args.runs) + f" --run {args.run}"
+        command = "python -m training average " + " ".join(f"--from {r}" for r in args.runs) + f" --run {args.run}"
         print(json.dumps(average(args.runs, args.run, command), indent=2))
         return 0
     if args.cmd == "export":

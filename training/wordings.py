@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..questions import Choice, Noul, NoulCriteria
+from seams.questions import Choice, Noul, NoulCriteria
 
 
 @dataclass(frozen=True)
