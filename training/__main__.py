@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="NLI pairs also asked as questions in the NLI Choice (never a contradiction)")
     b.add_argument("--paws-passes", type=int, default=0,
                    help="extra passes over every PAWS training pair, in random memory wordings")
+    b.add_argument("--written-passes", type=int, default=0,
+                   help="passes over the written corpus's training split (training/written.py); 0 leaves it out")
 
     t = sub.add_parser("train", help="fine-tune the cross-encoder on the run's mixture")
     t.add_argument("--run", type=Path, required=True)
@@ -54,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--warmup-steps", type=int, default=None)
     t.add_argument("--init-from", type=Path, default=None,
                    help="start from another run's final/ model (a second training phase) instead of the base")
+    t.add_argument("--listwise", type=float, default=0.0,
+                   help="weight of the softmax loss over each Choice's options / Score's levels (grouped pairs)")
+    t.add_argument("--freeze-layers", type=int, default=0,
+                   help="freeze the embeddings and this many lowest encoder layers")
+    t.add_argument("--l2sp", type=float, default=0.0, help="pull towards the starting weights (L2-SP)")
 
     v = sub.add_parser("average", help="average the weights of several runs of one lineage into a new run")
     v.add_argument("--from", dest="runs", type=Path, action="append", required=True, help="a run (give two or more)")
@@ -77,6 +84,13 @@ def main(argv: list[str] | None = None) -> int:
         ex = build_mixture(args.data, seed=args.seed, scale=args.scale, weights=weights,
                            hard_tool_negatives=args.hard_tool_negatives, question_pairs=args.question_pairs,
                            paws_passes=args.paws_passes)
+        if args.written_passes > 0:
+            import random as _random
+
+            from .written import examples as written_examples
+
+            ex.extend(written_examples(seed=args.seed, passes=args.written_passes, root=args.data / "written"))
+            _random.Random(args.seed).shuffle(ex)
         digest = write_mixture(ex, args.run / "mixture.jsonl")
         tasks = Counter(x.task for x in ex)
         sources = Counter(f"{x.task}/{x.source}" for x in ex)
@@ -84,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         info = {
             "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "weights": weights,
             "hard_tool_negatives": args.hard_tool_negatives, "question_pairs": args.question_pairs,
-            "paws_passes": args.paws_passes,
+            "paws_passes": args.paws_passes, "written_passes": args.written_passes,
             "data": str(args.data),
             "tasks": dict(tasks.most_common()), "positives": dict(pos), "sources": dict(sorted(sources.items())),
             "wordings": dict(Counter(x.wording for x in ex)),
@@ -98,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         train(args.run / "mixture.jsonl", args.run, seed=args.seed, epochs=args.epochs, batch_size=args.batch_size,
               lr=args.lr, max_length=args.max_length, threads=args.threads, ckpt_every=args.ckpt_every,
               resume=args.resume, limit_steps=args.limit_steps, head=args.head,
-              warmup_steps=args.warmup_steps, init_from=args.init_from)
+              warmup_steps=args.warmup_steps, init_from=args.init_from, listwise=args.listwise,
+              freeze_layers=args.freeze_layers, l2sp=args.l2sp)
         return 0
     if args.cmd == "average":
         from .average import average

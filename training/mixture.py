@@ -413,9 +413,16 @@ class Example:
     hypothesis: str
     state: str
     label: float
+    #: Pairs sharing a non-empty group are the options or levels of one question: training scores
+    #: them with a softmax over the group as well. Empty for a Noul (and for the mixtures built
+    #: before groups existed, whose rows and hashes stay as they were).
+    group: str = ""
 
     def row(self) -> dict[str, Any]:
-        return self.__dict__.copy()
+        row = self.__dict__.copy()
+        if not row["group"]:
+            del row["group"]
+        return row
 
 
 def _noul_example(task: str, source: str, w: Any, q: Noul, state: Any, label: bool) -> Example:

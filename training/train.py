@@ -50,11 +50,14 @@ class MeanPoolCrossEncoder:  # built lazily so that importing this module needs 
                 self.classifier = torch.nn.Linear(self.bert.config.hidden_size, 1)
 
             def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+                return self.classifier(self.dropout(self.features(input_ids, attention_mask, token_type_ids)))
+
+            def features(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+                """The mean-pooled pair representation the logit is read from."""
                 h = self.bert(input_ids=input_ids, attention_mask=attention_mask,
                               token_type_ids=token_type_ids).last_hidden_state
                 m = attention_mask.unsqueeze(-1).to(h.dtype)
-                pooled = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
-                return self.classifier(self.dropout(pooled))
+                return (h * m).sum(1) / m.sum(1).clamp(min=1.0)
 
         return _M()
 
@@ -89,17 +92,88 @@ def load_trained(final: Path, attn_implementation: str | None = None) -> Any:
     return _W().eval()
 
 
-def make_batches(lengths: list[int], batch_size: int, seed: int, chunk: int = 50) -> list[list[int]]:
+def make_batches(lengths: list[int], batch_size: int, seed: int, chunk: int = 50,
+                 groups: list[str] | None = None) -> list[list[int]]:
+    """Batches of pair indices: shuffled, length-sorted within chunks, then shuffled again.
+
+    With `groups`, pairs sharing a non-empty group (the options of one question) stay in one batch,
+    so the listwise loss sees the whole group; a batch may then run a few pairs over `batch_size`.
+    Without it the order is exactly what it always was (older runs resume and rebuild unchanged).
+    """
     rng = random.Random(seed)
-    idx = list(range(len(lengths)))
-    rng.shuffle(idx)
+    if groups is None:
+        idx = list(range(len(lengths)))
+        rng.shuffle(idx)
+        batches = []
+        span = batch_size * chunk
+        for s in range(0, len(idx), span):
+            part = sorted(idx[s:s + span], key=lambda i: lengths[i])
+            batches.extend(part[j:j + batch_size] for j in range(0, len(part), batch_size))
+        rng.shuffle(batches)
+        return batches
+    by: dict[str, list[int]] = {}
+    units: list[list[int]] = []
+    for i, g in enumerate(groups):
+        if g:
+            by.setdefault(g, []).append(i)
+        else:
+            units.append([i])
+    units.extend(by.values())
+    rng.shuffle(units)
     batches = []
     span = batch_size * chunk
-    for s in range(0, len(idx), span):
-        part = sorted(idx[s:s + span], key=lambda i: lengths[i])
-        batches.extend(part[j:j + batch_size] for j in range(0, len(part), batch_size))
+    s = 0
+    while s < len(units):
+        part, n = [], 0
+        while s < len(units) and n < span:
+            part.append(units[s])
+            n += len(units[s])
+            s += 1
+        part.sort(key=lambda u: max(lengths[i] for i in u))
+        cur: list[int] = []
+        for u in part:
+            if cur and len(cur) + len(u) > batch_size:
+                batches.append(cur)
+                cur = []
+            cur.extend(u)
+        if cur:
+            batches.append(cur)
     rng.shuffle(batches)
     return batches
+
+
+def listwise_loss(torch: Any, logits: Any, labels: list[float], groups: list[str]) -> Any:
+    """Mean cross-entropy of each group's softmax against its gold member (the options of a
+    Choice or the levels of a Score compete, as they do at run time); None without groups."""
+    members: dict[str, list[int]] = {}
+    for r, g in enumerate(groups):
+        if g:
+            members.setdefault(g, []).append(r)
+    losses = []
+    for rows in members.values():
+        gold = [k for k, r in enumerate(rows) if labels[r] >= 0.5]
+        if len(rows) < 2 or len(gold) != 1:
+            continue
+        losses.append(torch.nn.functional.cross_entropy(logits[rows].unsqueeze(0), torch.tensor(gold)))
+    return torch.stack(losses).mean() if losses else None
+
+
+def freeze_lower(model: Any, layers: int) -> int:
+    """Freeze the embeddings and the lowest `layers` encoder layers; returns the parameters frozen.
+
+    The lower layers hold most of what the base encoder knows about words and their neighbours;
+    fine-tuning only the upper ones moves the model less far from it (and each step is cheaper).
+    """
+    if layers <= 0:
+        return 0
+    frozen = 0
+    prefixes = ("embeddings.",) + tuple(f"encoder.layer.{i}." for i in range(layers))
+    for n, p in model.named_parameters():
+        name = n.split("bert.", 1)[-1]
+        if name.startswith(prefixes):
+            p.requires_grad_(False)
+            frozen += p.numel()
+    return frozen
 
 
 def train(
@@ -120,6 +194,9 @@ def train(
     head: str = "cls",
     warmup_steps: int | None = None,
     init_from: Path | None = None,
+    listwise: float = 0.0,
+    freeze_layers: int = 0,
+    l2sp: float = 0.0,
 ) -> Path:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -140,15 +217,15 @@ def train(
     hyps = [e.hypothesis for e in examples]
     states = [e.state for e in examples]
     labels = [e.label for e in examples]
+    groups = [e.group for e in examples] if listwise > 0 else None
     enc = tok(hyps, states, truncation="longest_first", max_length=max_length)
     lengths = [len(x) for x in enc["input_ids"]]
     print(f"{len(examples)} pairs; mean tokens {sum(lengths) / len(lengths):.1f}; "
           f"truncated {sum(1 for n in lengths if n >= max_length)}", flush=True)
 
-    batches_per_epoch = make_batches(lengths, batch_size, seed)
     schedule = []
     for ep in range(epochs):
-        schedule.extend(make_batches(lengths, batch_size, seed + ep) if ep else batches_per_epoch)
+        schedule.extend(make_batches(lengths, batch_size, seed + ep, groups=groups))
     total = len(schedule) if limit_steps is None else min(limit_steps, len(schedule))
 
     if head == "mean":
@@ -157,13 +234,17 @@ def train(
             model.load_state_dict(torch.load(init_from / "model.pt", map_location="cpu"))
     else:
         model = AutoModelForSequenceClassification.from_pretrained(init_from or base, num_labels=1)
+    frozen = freeze_lower(model, freeze_layers)
+    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    # L2-SP: a pull towards the starting weights (not towards zero), so what the base encoder knew
+    # is given up only where the data pay for it
+    anchor = {n: p.detach().clone() for n, p in trainable if not n.startswith("classifier")} if l2sp > 0 else {}
     no_decay = ("bias", "LayerNorm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
-         "weight_decay": weight_decay},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    param_groups = [
+        {"params": [p for n, p in trainable if not any(k in n for k in no_decay)], "weight_decay": weight_decay},
+        {"params": [p for n, p in trainable if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
-    opt = torch.optim.AdamW(groups, lr=lr)
+    opt = torch.optim.AdamW(param_groups, lr=lr)
     n_warm = warmup_steps if warmup_steps is not None else int(warmup * total)
     sched = get_linear_schedule_with_warmup(opt, n_warm, total)
     step = 0
@@ -181,6 +262,7 @@ def train(
         "warmup": warmup, "weight_decay": weight_decay, "max_length": max_length, "steps": total,
         "pairs": len(examples), "base": str(base), "head": head, "warmup_steps": n_warm,
         "init_from": str(init_from) if init_from else None,
+        "listwise": listwise, "freeze_layers": freeze_layers, "frozen_params": frozen, "l2sp": l2sp,
     }, indent=2))
 
     loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -196,8 +278,15 @@ def train(
         result = model(**feats)
         logits = (result if head == "mean" else result.logits).squeeze(-1)
         loss = loss_fn(logits, y)
+        if groups is not None:
+            lw = listwise_loss(torch, logits, [labels[i] for i in b], [groups[i] for i in b])
+            if lw is not None:
+                loss = loss + listwise * lw
+        if anchor:
+            params = dict(trainable)
+            loss = loss + l2sp * sum(((params[n] - a) ** 2).sum() for n, a in anchor.items())
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_([p for _, p in trainable], 1.0)
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
