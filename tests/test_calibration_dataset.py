@@ -140,3 +140,64 @@ def test_csv_adapter_maps_columns_and_names_bad_lines(tmp_path):
         parse_columns("flag=is_flag")
     with pytest.raises(InputError, match="column mapping"):
         load(p, QUESTIONS)
+
+
+# --------------------------------------------------------------------------- an id across lines
+
+DEFS = {
+    "noul": {"type": "noul", "instructions": "Is it urgent?"},
+    "choice": {"type": "choice", "instructions": "Which team?", "criteria": {"billing": "money", "technical": None}},
+    "score": {"type": "score", "instructions": "How angry?", "criteria": ["calm", "cross", "furious"]},
+}
+LABEL = {"noul": True, "choice": "billing", "score": 1}
+
+
+def own(ident: str, kind: str, qid: str = "q1", labelled: bool = True) -> str:
+    return json.dumps({"id": ident, "state": "a ticket", "questions": {qid: DEFS[kind]},
+                       "labels": {qid: LABEL[kind]} if labelled else {}})
+
+
+@pytest.mark.parametrize("first,then", [(a, b) for a in DEFS for b in DEFS if a != b])
+def test_an_id_that_changes_type_between_lines_names_the_line_the_id_and_both_definitions(first, then):
+    text = "\n".join([own("a", first), own("b", "noul", qid="other"), own("c", then)])
+    e = err(text, None)
+    assert e.line == 3
+    msg = str(e)
+    assert msg.startswith(f"set.jsonl:3: question 'q1' is a {then} here ({json.dumps(DEFS[then])})")
+    assert f"but a {first} on line 1 ({json.dumps(DEFS[first])})" in msg
+    assert "a question id keeps its type across the set" in msg
+
+
+def test_a_line_may_not_change_the_type_of_a_rubric_question():
+    e = err(own("a", "choice", qid="flag"))
+    assert e.line == 1
+    assert "question 'flag' is a choice here" in str(e)
+    assert 'but a noul in the rubric ({"type": "noul", "instructions": "Is it flagged?"})' in str(e)
+
+
+def test_a_type_change_is_refused_even_where_the_line_labels_none_of_it():
+    # the judge would still be asked the question, and stability pools every answer by id
+    e = err("\n".join([own("a", "noul"), own("b", "score", labelled=False)]), None)
+    assert e.line == 2 and "question 'q1' is a score here" in str(e)
+
+
+def test_an_id_may_change_its_wording_options_and_ladder_between_lines():
+    lines = [
+        own("a", "choice"),
+        json.dumps({"id": "b", "state": "x", "labels": {"q1": "sales"},
+                    "questions": {"q1": {"type": "choice", "instructions": "Route it", "criteria": ["sales", "legal", "hr"]}}}),
+        json.dumps({"id": "c", "state": "x", "labels": {"q2": 4},
+                    "questions": {"q2": {"type": "score", "criteria": ["0", "1", "2", "3", "4"]}}}),
+        own("d", "score", qid="q2"),
+        json.dumps({"id": "e", "state": "x", "labels": {"kind": "technical"}}),  # the rubric's own `kind`
+    ]
+    ds = loads_jsonl("\n".join(lines), QUESTIONS, path="set.jsonl")
+    assert [len(ds.questions_for(it)["q1"].criteria) for it in ds.items[:2]] == [2, 3]
+    assert [len(ds.questions_for(it)["q2"].criteria) for it in ds.items[2:4]] == [5, 3]
+
+
+def test_a_long_definition_is_cut_in_the_message():
+    roster = {"type": "choice", "criteria": {f"tool_{i}": "does a thing " * 5 for i in range(200)}}
+    text = "\n".join([own("a", "noul"), json.dumps({"id": "b", "state": "x", "questions": {"q1": roster}, "labels": {}})])
+    msg = str(err(text, None))
+    assert "question 'q1' is a choice here" in msg and "…" in msg and len(msg) < 800

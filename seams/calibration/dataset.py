@@ -2,7 +2,8 @@
 
 A line is ``{"id": ..., "state": ..., "labels": {qid: true|false | "option" | level}}`` and may
 carry its own ``"questions"`` (same shape as a rubric's) for seams whose options vary per item.
-Every problem is reported with the file and line it is on; nothing is skipped silently (blank
+A line's questions are its own (their wording, options and ladder may differ from line to line),
+but a question id keeps its type across the set: every figure is pooled by id. Every problem is reported with the file and line it is on; nothing is skipped silently (blank
 lines are not items and are passed over).
 """
 
@@ -163,9 +164,39 @@ def parse_item(raw: Any, questions: Mapping[str, QuestionT] | None, *, path: str
     return LabelledItem(str(ident), state, checked, own, line)
 
 
+def _shown(question: QuestionT, limit: int = 200) -> str:
+    """A question's definition as compact JSON, cut at `limit` characters (a roster can be long)."""
+    text = json.dumps(question.wire(), ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def check_question_types(items: Iterable[LabelledItem], questions: Mapping[str, QuestionT] | None = None, *,
+                         path: str | None = None) -> None:
+    """Raise when a question id is one type on one line and another on a later line (or in the rubric).
+
+    A line's questions are its own: it may reword an id, or give it other options or another
+    ladder (a tool roster differs per request). But everything measured or fitted for an id pools
+    its items (metrics, a calibrator, a rule's cut-points, test–retest spread), and a Noul's
+    probability, a Choice's winner and a Score's level do not pool. So an id keeps its type, and
+    the first line that breaks that is named with both definitions, before any judge is asked.
+    """
+    first: dict[str, tuple[QuestionT, str]] = {qid: (q, "in the rubric") for qid, q in (questions or {}).items()}
+    for it in items:
+        for qid, q in (it.questions or {}).items():
+            where = f"on line {it.line}" if it.line is not None else f"on item {it.id!r}"
+            seen, seen_where = first.setdefault(qid, (q, where))
+            if seen.type != q.type:
+                raise LabelledSetError(
+                    f"question {qid!r} is a {q.type} here ({_shown(q)}) but a {seen.type} {seen_where} "
+                    f"({_shown(seen)}); a question id keeps its type across the set (its wording, options "
+                    f"and levels may change from line to line), so give one of them another id",
+                    path=path, line=it.line)
+
+
 def _finish(items: list[LabelledItem], questions: Mapping[str, QuestionT] | None, path: str | None) -> LabelledSet:
     if not items:
         raise LabelledSetError("empty: no labelled items", path=path)
+    check_question_types(items, questions, path=path)
     seen: dict[str, int | None] = {}
     for it in items:
         if it.id in seen:
@@ -286,5 +317,5 @@ def dump_jsonl(items: Iterable[Mapping[str, Any]]) -> str:
     return "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items)
 
 
-__all__ = ["Label", "LabelledItem", "LabelledSet", "LabelledSetError", "check_label", "data_hash", "dump_jsonl",
-           "load", "load_csv", "load_jsonl", "loads_jsonl", "parse_columns", "parse_item"]
+__all__ = ["Label", "LabelledItem", "LabelledSet", "LabelledSetError", "check_label", "check_question_types",
+           "data_hash", "dump_jsonl", "load", "load_csv", "load_jsonl", "loads_jsonl", "parse_columns", "parse_item"]

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer, normalize_score
+from ..errors import LabelledSetError
 from ..policy import Rule, applies
 from ..questions import Choice, Noul, Score
 from ..state import canonical_json
@@ -80,7 +81,11 @@ class QuestionData:
 
 
 def question_data(dataset: LabelledSet, run: RunResult, qid: str) -> QuestionData:
-    """Items labelled for `qid` and answered; the question's type from the first such item."""
+    """Items labelled for `qid` and answered; the question's type from the first such item.
+
+    The loaders refuse a set whose id changes type (`check_question_types`); a set built by hand
+    that does so gets the same error here rather than a pooled mix of answers.
+    """
     qd: QuestionData | None = None
     for item in dataset.items:
         if qid not in item.labels or item.id not in run.answers:
@@ -90,6 +95,10 @@ def question_data(dataset: LabelledSet, run: RunResult, qid: str) -> QuestionDat
             continue
         if qd is None:
             qd = QuestionData(qid, ans.type)
+        elif ans.type != qd.kind:
+            raise LabelledSetError(f"question {qid!r} is a {ans.type} for item {item.id!r} but a {qd.kind} for item "
+                                   f"{qd.ids[0]!r}; a question id keeps its type across the set",
+                                   path=dataset.path, line=item.line)
         qd.ids.append(item.id)
         qd.answers.append(ans)
         qd.labels.append(item.labels[qid])
@@ -195,7 +204,7 @@ def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], datase
             if qid not in item.labels or qid not in got:
                 continue
             p = _value(ans(qid), rule.option)
-            question = questions.get(qid)
+            question = (item.questions or {}).get(qid) or questions.get(qid)  # a line's own ladder, if it has one
             if isinstance(question, Score):
                 side = _score_side(rule, question, item.labels[qid])
                 if side is None:
