@@ -184,3 +184,32 @@ def test_a_signal_level_outside_0_1_is_refused_before_any_judge_is_asked(tmp_pat
     res = invoke("calibrate", rubric, data, "--judge", "http://127.0.0.1:9", "--no-cache", "--signal-level", level)
     assert res.exit_code == 2
     assert f"--signal-level is a p-value within (0, 1], got {float(level)}" in " ".join(res.output.split())
+
+
+# a question id that is a Noul on one line and a Choice on the next (issue 19)
+NOUL_Q1 = {"type": "noul", "instructions": "Is it urgent?"}
+CHOICE_Q1 = {"type": "choice", "instructions": "Which team?", "criteria": {"billing": "money", "sales": "buying"}}
+MIXED = [{"id": "a", "state": "x", "questions": {"q1": NOUL_Q1}, "labels": {"q1": True}},
+         {"id": "b", "state": "y", "questions": {"q1": CHOICE_Q1}, "labels": {"q1": "sales"}}]
+
+
+@pytest.mark.parametrize("command", ["eval", "stability", "calibrate", "check"])
+def test_an_id_that_changes_type_is_refused_before_any_judge_is_asked(scripted, tmp_path, command):
+    server = scripted([(200, {}, "__answer__")])  # answers like the mock, and counts what it is asked
+    rubric = tmp_path / "gate.yaml"
+    rubric.write_text(RUBRIC)
+    data = tmp_path / "mixed.jsonl"
+    data.write_text("".join(json.dumps(it) + "\n" for it in MIXED))
+    target = "-" if command in ("eval", "stability") else rubric
+    cache = [] if command == "stability" else ["--no-cache"]
+    res = invoke(command, target, data, "--judge", server.url, "--model", "mock", *cache, "--quiet")
+    out = " ".join(res.output.split())
+    assert res.exit_code == 2, out
+    assert (f"mixed.jsonl:2: question 'q1' is a choice here ({json.dumps(CHOICE_Q1)}) but a noul on line 1 "
+            f"({json.dumps(NOUL_Q1)}); a question id keeps its type across the set") in out
+    assert server.count == 0
+    if command == "eval":  # the same server is asked once the set is consistent
+        data.write_text(json.dumps(MIXED[0]) + "\n")
+        assert invoke("eval", "-", data, "--judge", server.url, "--model", "mock", "--no-cache", "--quiet",
+                      "--bootstrap", "0").exit_code == 0
+        assert server.count > 0
