@@ -188,7 +188,8 @@ def test_a_signal_level_outside_0_1_is_refused_before_any_judge_is_asked(tmp_pat
 
 # a question id that is a Noul on one line and a Choice on the next (issue 19)
 NOUL_Q1 = {"type": "noul", "instructions": "Is it urgent?"}
-CHOICE_Q1 = {"type": "choice", "instructions": "Which team?", "criteria": {"billing": "money", "sales": "buying"}}
+CHOICE_Q1 = {"type": "choice", "instructions": "Which team?",
+             "criteria": {"billing": "money", "sales": "buying"}}
 MIXED = [{"id": "a", "state": "x", "questions": {"q1": NOUL_Q1}, "labels": {"q1": True}},
          {"id": "b", "state": "y", "questions": {"q1": CHOICE_Q1}, "labels": {"q1": "sales"}}]
 

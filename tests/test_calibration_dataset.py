@@ -146,7 +146,8 @@ def test_csv_adapter_maps_columns_and_names_bad_lines(tmp_path):
 
 DEFS = {
     "noul": {"type": "noul", "instructions": "Is it urgent?"},
-    "choice": {"type": "choice", "instructions": "Which team?", "criteria": {"billing": "money", "technical": None}},
+    "choice": {"type": "choice", "instructions": "Which team?",
+               "criteria": {"billing": "money", "technical": None}},
     "score": {"type": "score", "instructions": "How angry?", "criteria": ["calm", "cross", "furious"]},
 }
 LABEL = {"noul": True, "choice": "billing", "score": 1}
@@ -185,7 +186,8 @@ def test_an_id_may_change_its_wording_options_and_ladder_between_lines():
     lines = [
         own("a", "choice"),
         json.dumps({"id": "b", "state": "x", "labels": {"q1": "sales"},
-                    "questions": {"q1": {"type": "choice", "instructions": "Route it", "criteria": ["sales", "legal", "hr"]}}}),
+                    "questions": {"q1": {"type": "choice", "instructions": "Route it",
+                                         "criteria": ["sales", "legal", "hr"]}}}),
         json.dumps({"id": "c", "state": "x", "labels": {"q2": 4},
                     "questions": {"q2": {"type": "score", "criteria": ["0", "1", "2", "3", "4"]}}}),
         own("d", "score", qid="q2"),
@@ -198,6 +200,7 @@ def test_an_id_may_change_its_wording_options_and_ladder_between_lines():
 
 def test_a_long_definition_is_cut_in_the_message():
     roster = {"type": "choice", "criteria": {f"tool_{i}": "does a thing " * 5 for i in range(200)}}
-    text = "\n".join([own("a", "noul"), json.dumps({"id": "b", "state": "x", "questions": {"q1": roster}, "labels": {}})])
+    long_line = json.dumps({"id": "b", "state": "x", "questions": {"q1": roster}, "labels": {}})
+    text = "\n".join([own("a", "noul"), long_line])
     msg = str(err(text, None))
     assert "question 'q1' is a choice here" in msg and "…" in msg and len(msg) < 800

@@ -52,8 +52,8 @@ def test_a_set_built_by_hand_that_mixes_types_is_refused_when_measured():
     run = run_set(ds, _PerType())
     with pytest.raises(LabelledSetError) as info:
         evaluate_set(ds, run, n_boot=0)
-    assert str(info.value) == ("built.jsonl:2: question 'q1' is a choice for item 'b' but a noul for item 'a'; "
-                               "a question id keeps its type across the set")
+    assert str(info.value) == ("built.jsonl:2: question 'q1' is a choice for item 'b' but a noul for item "
+                               "'a'; a question id keeps its type across the set")
 
 
 def test_a_score_rule_reads_each_line_on_its_own_ladder():

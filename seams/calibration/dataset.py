@@ -3,8 +3,9 @@
 A line is ``{"id": ..., "state": ..., "labels": {qid: true|false | "option" | level}}`` and may
 carry its own ``"questions"`` (same shape as a rubric's) for seams whose options vary per item.
 A line's questions are its own (their wording, options and ladder may differ from line to line),
-but a question id keeps its type across the set: every figure is pooled by id. Every problem is reported with the file and line it is on; nothing is skipped silently (blank
-lines are not items and are passed over).
+but a question id keeps its type across the set: every figure is pooled by id. Every problem is
+reported with the file and line it is on; nothing is skipped silently (blank lines are not items
+and are passed over).
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ def check_question_types(items: Iterable[LabelledItem], questions: Mapping[str, 
     probability, a Choice's winner and a Score's level do not pool. So an id keeps its type, and
     the first line that breaks that is named with both definitions, before any judge is asked.
     """
-    first: dict[str, tuple[QuestionT, str]] = {qid: (q, "in the rubric") for qid, q in (questions or {}).items()}
+    first: dict[str, tuple[QuestionT, str]] = {q: (d, "in the rubric") for q, d in (questions or {}).items()}
     for it in items:
         for qid, q in (it.questions or {}).items():
             where = f"on line {it.line}" if it.line is not None else f"on item {it.id!r}"
@@ -318,4 +319,5 @@ def dump_jsonl(items: Iterable[Mapping[str, Any]]) -> str:
 
 
 __all__ = ["Label", "LabelledItem", "LabelledSet", "LabelledSetError", "check_label", "check_question_types",
-           "data_hash", "dump_jsonl", "load", "load_csv", "load_jsonl", "loads_jsonl", "parse_columns", "parse_item"]
+           "data_hash", "dump_jsonl", "load", "load_csv", "load_jsonl", "loads_jsonl", "parse_columns",
+           "parse_item"]

@@ -96,8 +96,8 @@ def question_data(dataset: LabelledSet, run: RunResult, qid: str) -> QuestionDat
         if qd is None:
             qd = QuestionData(qid, ans.type)
         elif ans.type != qd.kind:
-            raise LabelledSetError(f"question {qid!r} is a {ans.type} for item {item.id!r} but a {qd.kind} for item "
-                                   f"{qd.ids[0]!r}; a question id keeps its type across the set",
+            raise LabelledSetError(f"question {qid!r} is a {ans.type} for item {item.id!r} but a {qd.kind} "
+                                   f"for item {qd.ids[0]!r}; a question id keeps its type across the set",
                                    path=dataset.path, line=item.line)
         qd.ids.append(item.id)
         qd.answers.append(ans)
@@ -204,7 +204,7 @@ def rule_data(rule: Rule, questions: Mapping[str, Noul | Choice | Score], datase
             if qid not in item.labels or qid not in got:
                 continue
             p = _value(ans(qid), rule.option)
-            question = (item.questions or {}).get(qid) or questions.get(qid)  # a line's own ladder, if it has one
+            question = (item.questions or {}).get(qid) or questions.get(qid)  # a line's own ladder first
             if isinstance(question, Score):
                 side = _score_side(rule, question, item.labels[qid])
                 if side is None:
