@@ -84,7 +84,7 @@ def question_data(dataset: LabelledSet, run: RunResult, qid: str) -> QuestionDat
     """Items labelled for `qid` and answered; the question's type from the first such item.
 
     The loaders refuse a set whose id changes type (`check_question_types`); a set built by hand
-    that does so gets the same error here rather than a pooled mix of answers.
+    that does so gets a `LabelledSetError` here rather than a pooled mix of answers.
     """
     qd: QuestionData | None = None
     for item in dataset.items:
