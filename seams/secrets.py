@@ -1,31 +1,46 @@
 """Deterministic secret detection: what must never be stored, whatever a model says.
 
 A model's "holds a secret" probability is a useful second net, but a card number that passes the
-Luhn check, a key with a vendor's prefix or "my password is ..." is certain enough to decide in
-code, before any model is asked — and then the text never reaches a judge, a log or a store.
+Luhn check, a key with a vendor's prefix, a social security number or "my password is ..." is
+certain enough to decide in code, before any model is asked — and then the text never reaches a
+judge, a log or a store.
 
+Every check matches the normal form of the text (`seams.normalise`: Unicode folded, Cyrillic and
+Greek look-alikes made Latin, white space and spaced-out letters joined, spelled-out digits made
+digits), and key shapes are also matched with all spaces removed, so "pаssword" with a Cyrillic
+`а`, a card number with two spaces between its groups and a JWT split by spaces are found as
+surely as the plain forms. Findings are spans of the original text.
+
+A finding is `certain` when its shape is never anything else; a credential word followed by
+something that may or may not be the credential ("the password is the name of my first dog") is
+found with `certain=False`: `find_secrets(text, possible=True)` returns those too, and the memory
+gate holds such a text for review with the span redacted rather than store it (fail closed).
 Each finding names its kind and where it is, never the secret itself.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 
+from .normalise import View, fold, view
+
 
 @dataclass(frozen=True)
 class Finding:
-    """One secret found in a text: what kind, and its character span (the text is not kept)."""
+    """One secret found in a text: what kind, and its character span (the text is not kept).
+
+    `certain` is False for a value that may be a secret but may also be a description of one.
+    """
 
     kind: str
     start: int
     end: int
+    certain: bool = True
 
-
-# 13–19 digits, optionally grouped by single spaces or dashes (how card numbers are written).
-_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
 
 @dataclass(frozen=True)
 class KeyFormat:
@@ -38,35 +53,232 @@ class KeyFormat:
 
 #: The one table of vendor key formats, shared by the memory gate and `seams lint`'s secret check.
 KEY_FORMATS: tuple[KeyFormat, ...] = (
-    KeyFormat("private_key", "private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
+    KeyFormat("private_key", "private key",
+              re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
     KeyFormat("aws_access_key", "AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     KeyFormat("github_token", "GitHub token",
               re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b")),
+    KeyFormat("gitlab_token", "GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}")),
     KeyFormat("slack_token", "Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
+    KeyFormat("slack_webhook", "Slack webhook URL",
+              re.compile(r"hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{12,}")),
     KeyFormat("google_api_key", "Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    KeyFormat("stripe_key", "Stripe key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b")),
+    KeyFormat("stripe_key", "Stripe key",
+              re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b|\bwhsec_[0-9A-Za-z]{20,}\b")),
     KeyFormat("openai_style_key", "API secret key", re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}\b")),
+    KeyFormat("huggingface_token", "Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    KeyFormat("npm_token", "npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    KeyFormat("sendgrid_key", "SendGrid key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}")),
     KeyFormat("jwt", "JSON web token",
-              re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b")),
+              re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     KeyFormat("bearer_token", "bearer token", re.compile(r"\b[Bb]earer\s+[A-Za-z0-9_\-.=+/]{20,}")),
     KeyFormat("url_password", "password in a URL", re.compile(
-        r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"'{}$<>]+:(?!password@|pass@|\*+@)[^/\s@\"'{}$<>]{4,}@")),
+        r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"'{}$<>]*:(?!password@|pass@|\*+@)[^/\s@\"'{}$<>]{4,}@")),
 )
+#: The formats that start with a fixed prefix, matched again with the spaces removed (a key split by
+#: spaces); the others would join ordinary words into false finds.
+_PREFIXED = {"aws_access_key", "github_token", "gitlab_token", "slack_token", "google_api_key",
+             "stripe_key", "huggingface_token", "npm_token", "jwt"}
 
-#: "password is hunter2", "pwd: x", "api key = ...": a credential given in words.
-_CREDENTIAL = re.compile(
-    r"\b(?P<what>pass(?:word|wd|phrase|code)?|pwd|pin|api[ _-]?key|secret[ _-]?key|access[ _-]?token|"
-    r"auth[ _-]?token|token|secret)\b"
-    r"(?:\s+(?:for|to|of|on)\s+[\w.@-]+)?"
-    r"\s*(?:is|was|:|=|->)\s*[\"'`]?(?P<value>[^\s\"'`]{4,})",
-    re.IGNORECASE,
+# ---------------------------------------------------------------------------------------------
+# numbers: cards, national ids, bank accounts
+# ---------------------------------------------------------------------------------------------
+
+# 13–19 digits, groups split by up to two spaces, dashes, dots, slashes or underscores.
+_CARD = re.compile(r"(?<![\w.-])(?:\d[ ._/-]{0,2}){12,18}\d(?![\w-])")
+_CARD_WORD = re.compile(r"(?i)\b(?:card|cards|visa|mastercard|master card|amex|american express|discover|"
+                        r"credit|debit|cc|tarjeta|carte|karte|kreditkarte|cartao|carta|kaart)\b")
+#: An identifier of something else written just before a number ("order no. 1234 …", "IMEI …").
+_OTHER_ID = re.compile(r"(?i)\b(?:order|invoice|tracking|shipment|parcel|package|imei|serial|sku|part|model|"
+                       r"ticket|case|booking|confirmation|reservation|reference|ref|policy|account|room|flight|"
+                       r"isbn|ean|upc|batch|lot)s?\b(?:\s*(?:number|no\.?|num|id|#|:))*\s*#?\s*$")
+_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)(\d{3})([- ])(?!00)\d{2}\2(?!0000)\d{4}(?![\w-])")
+_NINO = re.compile(r"\b(?![DFIQUV])[A-Z](?![DFIOQUV])[A-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b")
+_CPF = re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])")
+_DNI = re.compile(r"\b(\d{8})-?([A-Z])\b")
+_NATIONAL_WORD = (
+    r"ssn|social security(?: number| no\.?| #)?|social insurance number|national insurance(?: number| no\.?)?|"
+    r"ni number|nino|passport(?: number| no\.?| #)?|aadhaar|aadhar|cpf|dni|nif|codice fiscale|"
+    r"steuer-?id|steueridentifikationsnummer|sozialversicherungsnummer|personnummer|personnr|bsn|"
+    r"burgerservicenummer|pesel|tax id|tax number|itin|driver'?s licen[cs]e(?: number| no\.?)?|"
+    r"numero de securite sociale|numero de seguridad social|securite sociale|seguridad social|"
+    r"身份证号?码?|マイナンバー|주민등록번호|снилс|инн"
 )
-_NOT_A_VALUE = {"required", "needed", "missing", "expired", "wrong", "incorrect", "invalid", "correct",
-                "changed", "reset", "set", "stored", "secure", "strong", "weak", "long", "short", "the",
-                "a", "an", "not", "now", "still", "same", "different", "empty", "hidden", "private"}
+_NATIONAL = re.compile(
+    rf"(?i)(?:\b|(?<=\W))(?:{_NATIONAL_WORD})\b[^\d\n]{{0,40}}?(?P<value>[A-Z]{{0,3}}[\d][\d .\-/]{{3,18}}[\dA-Z])(?![\d])")
+_DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
+_SIN_UPPER = re.compile(r"\bSIN\b[^\d\n]{0,30}?(?P<value>\d{3}[ -]?\d{3}[ -]?\d{3})\b")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+_BANK = re.compile(r"(?i)\b(?:account number|account no\.?|acct(?: no\.?)?|routing number|sort code|iban|"
+                   r"bank account|numero de cuenta|kontonummer)\b[^\d\n]{0,25}?(?P<value>\d[\d \-]{4,30}\d)")
+
+# ---------------------------------------------------------------------------------------------
+# credentials given in words
+# ---------------------------------------------------------------------------------------------
+
+#: Words that name a password, in several languages (matched folded: "contraseña" as "contrasena").
+_PASSWORD_WORDS = (
+    "password", "passwort", "passwd", "pass word", "pwd", "pw", "passcode", "pass code", "passphrase",
+    "pass phrase", "kennwort", "mot de passe", "mdp", "contraseña", "clave", "senha", "wachtwoord",
+    "lösenord", "passord", "adgangskode", "salasana", "hasło", "haslo", "şifre", "şifrem", "sifre",
+    "parola", "parola d'ordine", "пароль", "κωδικός", "密码", "密碼", "パスワード", "비밀번호",
+    "recovery phrase", "seed phrase", "mnemonic", "wifi key", "wi-fi key", "network key", "wpa key",
+)
+#: Words that name a numeric code: the value must hold digits.
+_CODE_WORDS = (
+    "pin", "pin code", "pin number", "pincode", "code pin", "puk", "cvv", "cvc", "cvv2", "csc",
+    "security code", "access code", "door code", "alarm code", "gate code", "lock code", "safe code",
+    "garage code", "entry code", "entrance code", "keypad code", "verification code", "one-time code",
+    "otp", "2fa code", "mfa code", "recovery code", "backup code", "login code", "unlock code",
+    "combination", "code secret", "código", "geheimzahl", "codice",
+)
+#: Words that name a key or token: the value must look like one (digits or symbols in it).
+_TOKEN_WORDS = ("api key", "api-key", "apikey", "api token", "secret key", "access key", "access token",
+                "auth token", "token", "secret", "private key", "client secret", "credentials")
+
+
+def _alternation(words: tuple[str, ...]) -> str:
+    return "|".join(re.escape(fold(w)).replace(r"\ ", r"[ -]?") for w in sorted(words, key=len, reverse=True))
+
+
+_COPULA = (r"(?:\s*(?:is|was|are|is now|is still|is set to|will be|->|=>|-|–|—|ist|lautet|est|es|é|e|è|era|är|"
+           r"er|jest)(?=[\s\"'`]|$)|\s*(?:是|为|は|는|은)|\s*[:=])\s*")
+_QUALIFIER = (r"(?:\s+(?:for|to|of|on|at|in|from|into|de|du|des|d'|pour|fur|zum|zur|für|del|para|da|do|van|"
+              r"til|для|от|на)(?:\s+[^\s.,;:!?=]+){1,4}?)?")
+_CRED_WORD = (rf"(?i)(?<![A-Za-z0-9])(?P<what>{_alternation(_PASSWORD_WORDS)}|{_alternation(_CODE_WORDS)}|"
+              rf"{_alternation(_TOKEN_WORDS)})(?:s|e|en)?(?![A-Za-z])")
+#: A credential word, what it is for, a copula or a colon, and what follows: "the passcode to the
+#: office door is 7391", "mot de passe : soleil2024".
+_CRED = re.compile(rf"{_CRED_WORD}(?:\s*\((?:[^)]{{1,30}})\))?{_QUALIFIER}(?P<sep>{_COPULA})(?P<rest>.{{0,120}})")
+#: A credential word and a value straight after it ("pw Tr0ub4dor&3"): only a strong value counts.
+_CRED_BARE = re.compile(rf"{_CRED_WORD}(?P<sep>\s+)(?P<rest>.{{0,120}})")
+# "hunter2 is my password", "use Tr0ub4dor&3 as the password"
+_CRED_BEFORE = re.compile(
+    rf"(?i)(?P<value>[^\s\"'`]{{3,}})[\"'`]?\s+(?:is|was|as)\s+(?:my|the|our|his|her|their|your)\s+"
+    rf"(?:[\w-]+\s+){{0,2}}(?:{_alternation(_PASSWORD_WORDS)}|{_alternation(_CODE_WORDS)})\b"
+    r"(?!\s*(?:manager|policy|policies|reset|rules|requirements|hint|field|prompt|screen|page|form|app))")
+# name = value, in code, configuration and connection strings: DB_PASSWORD=..., "client_secret": "..."
+_ASSIGNED = re.compile(
+    r"(?i)(?P<name>\b[\w.-]*(?:password|passwd|pwd|secret|token|api_?key|apikey|access_?key|private_?key|"
+    r"credential|auth_?token|authorization)[\w.-]*)[\"']?\s*(?::|=|=>)\s*[\"']?(?P<value>[^\s\"',;}]{6,})")
+
+_CLAUSE_END = re.compile(r"[.;!?,)](?:\s|$)|\s(?:and|but|so|or|because|which|though|although|while|since|if|"
+                         r"when|then|until|unless|et|und|y|e|mais|aber|pero)\s", re.IGNORECASE)
+_UNITS = {"characters", "character", "chars", "char", "digits", "digit", "letters", "letter", "long", "days",
+          "day", "weeks", "week", "months", "month", "years", "year", "hours", "hour", "minutes", "times",
+          "symbols", "numbers", "words", "attempts", "tries"}
+_DETERMINERS = {"the", "a", "an", "my", "your", "his", "her", "our", "their", "its", "this", "that", "mein",
+                "meine", "le", "la", "les", "el", "mi", "mon", "ma", "il", "o", "de", "het"}
+#: Words that describe a credential rather than give it ("the password is required / on the sticker").
+_DESCRIPTORS = {
+    "required", "needed", "missing", "expired", "expiring", "expires", "wrong", "incorrect", "invalid", "valid",
+    "correct", "right", "changed", "changing", "reset", "set", "stored", "saved", "kept", "written", "taped",
+    "printed", "listed", "shown", "displayed", "managed", "shared", "sent", "emailed", "texted", "given",
+    "provided", "available", "encrypted", "hashed", "hidden", "visible", "secure", "insecure", "safe",
+    "unsafe", "strong", "weak", "long", "short", "easy", "hard", "difficult", "simple", "complex",
+    "complicated", "forgotten", "lost", "known", "unknown", "blank", "empty", "default", "temporary", "new",
+    "old", "same", "different", "private", "personal", "secret", "case-sensitive", "sensitive", "compromised",
+    "leaked", "working", "broken", "ok", "okay", "fine", "good", "bad", "great", "too", "very", "quite",
+    "really", "pretty", "also", "just", "only", "still", "no", "not", "never", "always", "usually",
+    "generally", "being", "going", "about", "due", "now", "then", "again", "soon", "enough", "there", "here",
+    "somewhere", "something", "nothing", "what", "which", "who", "whatever", "mandatory", "optional",
+    "necessary", "locked", "rotated", "updated", "needs", "has", "had", "have", "was", "were", "will",
+    "should", "must", "can", "could", "would", "may", "might", "does", "did", "do", "yet", "already",
+    "on", "in", "at", "under", "behind", "inside", "near", "next", "with", "without", "by", "for", "from",
+    "of", "to", "as", "like", "than", "into", "over", "written", "somewhere", "protected", "handled",
+    "asked", "requested", "checked", "verified", "accepted", "rejected", "disabled", "enabled", "active",
+    "inactive", "configured", "generated", "random", "unique", "memorable", "impossible", "annoying",
+    "identical", "similar", "based", "made", "composed", "printed", "stuck", "posted", "pinned", "noted",
+    "recorded", "obvious", "predictable", "guessable", "public", "common", "typed", "entered", "case",
+    "mine", "yours", "theirs", "hers", "his", "ours", "unchanged", "outdated", "current",
+    "the", "a", "an", "my", "your", "her", "our", "their", "its", "this", "that", "these", "those",
+    "nicht", "pas", "non", "no", "kein", "obligatoire", "requis", "erforderlich", "requerida", "necesaria",
+    "vergessen", "oublie", "olvidada",
+    "it", "he", "she", "they", "we", "i", "you", "below", "above", "attached", "following", "where", "how",
+    "why", "whose", "mine", "yours",
+}
+#: After a determiner, words that make the value a description ("the same as", "the name of my dog").
+_HINTS = {"same", "name", "one", "usual", "default", "standard", "old", "new", "first", "last", "birthday",
+          "date", "year", "number", "word", "thing", "one", "usual", "reverse", "opposite", "combination",
+          "initials", "street", "postcode", "anniversary", "nickname", "code", "pet", "dog", "cat", "wifi"}
+_PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}|\{[^}]*\}|%\(\w+\)s|\*+|x{3,}|\.{3,}|…|"
+                          r"changeme|change_me|your[-_ ].*|none|null|todo|redacted|hidden|example|placeholder)$")
+
+
+def _strong(value: str) -> bool:
+    """A value shaped like a credential: digits, symbols inside, or capitals after the first letter."""
+    inner = value[1:-1] if len(value) > 2 else value
+    return bool(re.search(r"\d", value) or re.search(r"[^\w\s]", inner) or re.search(r"[a-z][A-Z]", value))
+
+
+def _words(rest: str) -> list[tuple[int, int, str]]:
+    """The words of `rest` up to the end of its clause, as (start, end, word) without quotes or
+    trailing punctuation; at most eight."""
+    m = _CLAUSE_END.search(rest)
+    clause = rest[: m.start()] if m else rest
+    out = []
+    for w in re.finditer(r"\S+", clause):
+        core = w.group().strip("\"'`“”‘’«»").rstrip(".,;:!?)")
+        if core:
+            start = w.start() + w.group().index(core[0])
+            out.append((start, start + len(core), core))
+    return out[:8]
+
+
+def _credential(v: View, m: re.Match[str]) -> Finding | None:
+    """The value after a credential word, classified: certain, possible, or a description (None)."""
+    what = m.group("what").lower()
+    family = ("code" if re.fullmatch(_alternation(_CODE_WORDS), what, re.IGNORECASE)
+              else "token" if re.fullmatch(_alternation(_TOKEN_WORDS), what, re.IGNORECASE) else "password")
+    kind = "credential" if family == "token" else "password"
+    words = _words(m.group("rest"))
+    if not words:
+        return None
+    base = m.start("rest")
+    s0, e0, w1 = words[0]
+    low = w1.lower()
+    spaced_sep = m.re is _CRED_BARE  # "password hunter2": no copula, only a space
+
+    def found(start: int, end: int, certain: bool = True) -> Finding:
+        a, b = v.span(base + start, base + end)
+        return Finding(kind, a, b, certain)
+
+    if _PLACEHOLDER.match(w1):
+        return None
+    if family == "code":
+        if re.fullmatch(r"[\d -]{3,}|(?=\w*\d)\w{4,}", w1) and not (len(words) > 1 and words[1][2].lower() in _UNITS):
+            digits = re.sub(r"\D", "", w1)
+            return found(s0, e0) if len(digits) >= 3 else None
+        return None
+    if _strong(w1):
+        if re.fullmatch(r"\d{1,2}", w1) or (len(words) > 1 and words[1][2].lower() in _UNITS):
+            return None  # "12 characters long", "the PIN is 4 digits"
+        return found(s0, e0)
+    if family == "token" or spaced_sep:
+        return None  # a key or token is never a plain word; without a copula, only a strong value counts
+    if low in _DETERMINERS:
+        rest = [w for _, _, w in words[1:]]
+        if not rest or rest[0].lower() in _HINTS or all(w.lower() in _DESCRIPTORS for w in rest):
+            return None
+        return found(s0, words[-1][1], certain=False)  # "the passphrase is the quick brown fox"
+    if low in _DESCRIPTORS:
+        rest = [w.lower() for _, _, w in words[1:]]
+        if len(rest) >= 2 and not any(w in _DESCRIPTORS for w in rest):
+            return found(s0, words[-1][1], certain=False)  # "correct horse battery staple"
+        return None
+    # a plain word: the password itself ("swordfish"), or the first word of a passphrase
+    end = len(words)
+    for i, (_, _, w) in enumerate(words[1:], start=1):
+        if w.lower() in _DESCRIPTORS:
+            end = i
+            break
+    return found(s0, words[end - 1][1])
+
 
 # A long run of letters and digits mixed, like an unlabelled key.
 _TOKEN = re.compile(r"\b[A-Za-z0-9_\-]{32,}\b")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[\d/+])"
+                         r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
 def luhn_ok(digits: str) -> bool:
@@ -82,51 +294,166 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
+def _iban_ok(text: str) -> bool:
+    s = text.replace(" ", "")
+    s = s[4:] + s[:4]
+    return int("".join(str(int(c, 36)) for c in s)) % 97 == 1
+
+
+def _dni_ok(number: str, letter: str) -> bool:
+    return "TRWAGMYFPDXBNJZSQVHLCKE"[int(number) % 23] == letter
+
+
 def _entropy(s: str) -> float:
     counts = Counter(s)
     return -sum(c / len(s) * math.log2(c / len(s)) for c in counts.values())
 
 
-def find_secrets(text: str) -> list[Finding]:
-    """Every card number, vendor key, credential in words or key-like token in `text`."""
+def _labelled_as_other(text: str, start: int) -> bool:
+    """A number introduced as an order, tracking, room ... number, with no card word near it."""
+    before = text[max(0, start - 40):start]
+    return bool(_OTHER_ID.search(before)) and not _CARD_WORD.search(before)
+
+
+def _numbers(v: View) -> list[Finding]:
+    t = v.text
     found: list[Finding] = []
-    for m in _CARD.finditer(text):
+
+    def add(kind: str, start: int, end: int, certain: bool = True) -> None:
+        found.append(Finding(kind, *v.span(start, end), certain))
+
+    for m in _CARD.finditer(t):
         digits = re.sub(r"\D", "", m.group())
-        if 13 <= len(digits) <= 19 and luhn_ok(digits) and len(set(digits)) > 1:
-            found.append(Finding("card_number", m.start(), m.end()))
-    for fmt in KEY_FORMATS:
-        for m in fmt.pattern.finditer(text):
-            found.append(Finding(fmt.kind, m.start(), m.end()))
-    for m in _CREDENTIAL.finditer(text):
-        value = m.group("value").rstrip(".,;!?")
-        if value.lower() in _NOT_A_VALUE or len(value) < 4:
+        if not 13 <= len(digits) <= 19 or len(set(digits)) == 1:
             continue
-        kind = "password" if m.group("what").lower().startswith(("pass", "pwd", "pin")) else "credential"
-        found.append(Finding(kind, m.start("value"), m.start("value") + len(value)))
-    for m in _TOKEN.finditer(text):
-        tok = m.group()
-        if any(f.start <= m.start() < f.end for f in found):
-            continue
-        if re.fullmatch(r"[0-9a-fA-F]+", tok):  # a hash or a commit id: an identifier, not a secret
-            continue
-        if re.search(r"[A-Za-z]", tok) and re.search(r"\d", tok) and _entropy(tok) >= 3.5:
-            found.append(Finding("token", m.start(), m.end()))
-    found.sort(key=lambda f: (f.start, f.kind))
+        near_card = bool(_CARD_WORD.search(t[max(0, m.start() - 40):m.start()]))
+        if near_card or (luhn_ok(digits) and digits[0] in "23456" and not _labelled_as_other(t, m.start())):
+            add("card_number", m.start(), m.end())
+    for m in _SSN.finditer(t):
+        if not _labelled_as_other(t, m.start()):
+            add("national_id", m.start(), m.end())
+    for pattern in (_NINO, _CPF):
+        for m in pattern.finditer(t):
+            add("national_id", m.start(), m.end())
+    for m in _DNI.finditer(t):
+        if _dni_ok(m.group(1), m.group(2)):
+            add("national_id", m.start(), m.end())
+    for pattern in (_NATIONAL, _SIN_UPPER):
+        for m in pattern.finditer(t):
+            value = m.group("value").rstrip(" .-/")
+            if len(re.sub(r"\D", "", value)) >= 5 and not _DATE.fullmatch(value):
+                add("national_id", m.start("value"), m.start("value") + len(value))
+    for m in _IBAN.finditer(t):
+        if _iban_ok(m.group()):
+            add("bank_account", m.start(), m.end())
+    for m in _BANK.finditer(t):
+        add("bank_account", m.start("value"), m.end("value"))
     return found
 
 
-def redact(text: str, findings: list[Finding] | None = None) -> str:
-    """`text` with every finding replaced by `[kind]`."""
-    findings = find_secrets(text) if findings is None else findings
-    out, last = [], 0
-    for f in sorted(findings, key=lambda f: f.start):
-        if f.start < last:
+@functools.cache
+def _squeezed(fmt: KeyFormat) -> re.Pattern[str]:
+    return re.compile(fmt.pattern.pattern.removeprefix(r"\b"))
+
+
+def _keys(v: View) -> list[Finding]:
+    found: list[Finding] = []
+    squeezed = v.without_spaces()
+    for fmt in KEY_FORMATS:
+        for m in fmt.pattern.finditer(v.text):
+            found.append(Finding(fmt.kind, *v.span(m.start(), m.end())))
+        if fmt.kind in _PREFIXED:  # the text run together: its word boundaries are gone too
+            for m in _squeezed(fmt).finditer(squeezed.text):
+                found.append(Finding(fmt.kind, *squeezed.span(m.start(), m.end())))
+    for m in _AWS_SECRET.finditer(v.text):
+        if re.search(r"(?i)aws|secret|amazon", v.text[max(0, m.start() - 60):m.start()]):
+            found.append(Finding("aws_secret_key", *v.span(m.start(), m.end())))
+    for m in _ASSIGNED.finditer(v.text):
+        name, value = m.group("name").lower(), m.group("value")
+        if not _strong(value) and not (re.search(r"pass|pwd", name) and len(value) >= 6):
             continue
-        out.append(text[last:f.start])
-        out.append(f"[{f.kind}]")
+        if _PLACEHOLDER.match(value) or value.lower() in _DESCRIPTORS or re.search(
+                r"(name|field|header|env|var|path|file|url|uri|prefix|type|kind|label|id|len|length|pattern)$", name):
+            continue
+        kind = "aws_secret_key" if "aws" in name and "secret" in name else \
+            "password" if re.search(r"pass|pwd", name) else "credential"
+        found.append(Finding(kind, *v.span(m.start("value"), m.end("value"))))
+    return found
+
+
+def find_secrets(text: str, *, possible: bool = False) -> list[Finding]:
+    """Every card number, national id, bank account, vendor key, credential in words or key-like
+    token in `text`, as spans of `text` (matched on its normal form, see the module doc).
+
+    With `possible=True`, also the values after a credential word that may be the credential or a
+    description of it (`Finding.certain` False).
+    """
+    v = view(text)
+    found = _numbers(v) + _keys(v)
+    for m in [*_CRED.finditer(v.text), *_CRED_BARE.finditer(v.text)]:
+        f = _credential(v, m)
+        if f is not None:
+            found.append(f)
+    for m in _CRED_BEFORE.finditer(v.text):
+        value = m.group("value").strip("\"'`")
+        if value.lower() not in _DESCRIPTORS and not _PLACEHOLDER.match(value):
+            found.append(Finding("password", *v.span(m.start("value"), m.start("value") + len(value)),
+                                 certain=_strong(value)))
+    for m in _TOKEN.finditer(v.text):
+        tok = m.group()
+        a, b = v.span(m.start(), m.end())
+        if any(f.start <= a < f.end for f in found) or re.fullmatch(r"[0-9a-fA-F]+", tok):
+            continue  # inside another finding, or a hash or a commit id: an identifier, not a secret
+        if re.search(r"[A-Za-z]", tok) and re.search(r"\d", tok) and _entropy(tok) >= 3.5:
+            found.append(Finding("token", a, b))
+    if not possible:
+        found = [f for f in found if f.certain]
+    return _dedupe(found)
+
+
+_GENERIC = {"password", "credential", "token"}  # a vendor's or a number's own kind says more
+
+
+def _dedupe(found: list[Finding]) -> list[Finding]:
+    """One finding per span: a certain one over a possible one, the wider over the narrower."""
+    found.sort(key=lambda f: (f.start, -f.end, not f.certain, f.kind in _GENERIC, f.kind))
+    out: list[Finding] = []
+    for f in found:
+        if out and out[-1].start <= f.start and f.end <= out[-1].end and (out[-1].certain or not f.certain):
+            continue
+        out.append(f)
+    return out
+
+
+def redact(text: str, findings: list[Finding] | None = None) -> str:
+    """`text` with every finding replaced by `[kind]` (overlapping findings merged into one)."""
+    findings = find_secrets(text, possible=True) if findings is None else findings
+    out, last = [], 0
+    for f in sorted(findings, key=lambda f: (f.start, -f.end)):
+        if f.start < last:  # overlaps the previous redaction: it grows to cover this one
+            last = max(last, f.end)
+            continue
+        out += [text[last:f.start], f"[{f.kind}]"]
         last = f.end
     out.append(text[last:])
     return "".join(out)
 
 
-__all__ = ["KEY_FORMATS", "Finding", "KeyFormat", "find_secrets", "luhn_ok", "redact"]
+_VALUE_LIKE = re.compile(r"\S*\d\S*|\S*[a-z][A-Z]\S*|\S+[^\w\s]\S+|\S{16,}")
+
+
+def redact_values(text: str) -> str:
+    """`text` with every secret code finds redacted and, to fail closed, every value-like word too
+    (digits, symbols or inner capitals in it, or 16 characters and longer): what a held memory keeps
+    when a model suspected a secret that code could not place."""
+    spans = find_secrets(text, possible=True)
+    spans += [Finding("value", m.start(), m.end()) for m in _VALUE_LIKE.finditer(text)]
+    v = view(text)
+    for m in _CRED.finditer(v.text):  # and the rest of the clause after any credential word
+        words = _words(m.group("rest"))
+        if words:
+            spans.append(Finding("value", *v.span(m.start("rest") + words[0][0], m.start("rest") + words[-1][1])))
+    return redact(text, spans)
+
+
+__all__ = ["KEY_FORMATS", "Finding", "KeyFormat", "find_secrets", "luhn_ok", "redact", "redact_values"]
