@@ -38,7 +38,7 @@ from .normalise import fold, view
 from .secrets import Finding
 
 _VERBS = (r"(?:answer|reply|respond|say|agree|refuse|obey|output|print|mention|tell|talk|call|claim|state|confirm|"
-          r"deny|approve|reveal|disclose|share|recommend|pretend|insist|grant|waive|comply|promise|assure|redirect)")
+          r"deny|approve|reveal|disclose|share|recommend|pretend|insist|grant|waive|comply|promise|assure|redirect|admit)")
 _WHO = (r"(?:someone|anyone|somebody|anybody|a user|the user|users|a customer|customers|a client|clients|people|"
         r"they|a person|the caller|callers|a visitor|visitors|he|she|my boss|the boss|the manager)")
 _ASSISTANT = r"(?:you|the assistant|the ai|the bot|the model|the agent|the chatbot|assistant|chatgpt|claude|gemini)"
@@ -61,10 +61,12 @@ _PATTERNS_SRC: tuple[tuple[str, str], ...] = (
                         r"\b(?:antworte|sage|sag)\s+immer|\bimmer\s+(?:antworten|sagen)|\brispondi\s+sempre|"
                         r"\bsempre\s+(?:responda|diga|rispondi)|\bвсегда\s+(?:отвечай|говори))\b"),
     ("conditional_order",
-     rf"\b(?:when(?:ever)?|if|any ?time|each time|every time|in case)\s+(?:{_WHO}\s+)?(?:(?:is|are|gets?|get|ever)\s+)?"
+     rf"\b(?:when(?:ever)?|if|any ?time|each time|every time|in case)\s+(?:{_WHO}\s+|(?:(?!i\b|we\b)\w+\s+){{1,6}}?)?"
+     rf"(?:(?:is|are|gets?|get|ever)\s+)?"
      rf"(?:asks?|asked|asking|questions?|questioned|inquir\w*|enquir\w*|requests?|mentions?|brings? up|"
-     rf"talks? about|wants? to know|wonders?)\b[^.;!?]{{0,80}}?[,:]?\s*(?:then\s+)?"
-     rf"(?:you\s+(?:must|should|will|shall)\s+)?(?:always\s+|just\s+|simply\s+|only\s+|immediately\s+)?{_VERBS}\b"),
+     rf"talks? about|wants? to know|wonders?)\b[^.;!?,]{{0,80}}?[,:]?\s*(?:then\s+)?"
+     rf"(?:you\s+(?:must|should|will|shall)\s+)?(?:always\s+|just\s+|simply\s+|only\s+|immediately\s+)?"
+     rf"(?<!\bi )(?<!\bwe )(?<!\bthey )(?<!\bhe )(?<!\bshe )(?<!\bi always )(?<!\bwe always ){_VERBS}\b"),
     ("conditional_order", r"\b(?:cuando\s+(?:te\s+)?pregunten|quand\s+on\s+(?:te|vous)\s+demande|"
                           r"wenn\s+(?:jemand|man)\s+(?:nach|fragt)|quando\s+(?:ti\s+)?chiedono)\b"),
     ("assistant_order",
@@ -99,7 +101,9 @@ _PATTERNS_SRC: tuple[tuple[str, str], ...] = (
      rf"\b(?:treat|regard|consider|address)\s+(?:the user|this user|them|him|her|me|users|this person)\s+as\s+"
      rf"(?:an?\s+|the\s+|your\s+)?(?:verified\s+|trusted\s+)?(?:{_ROLE}|trusted|verified|authori[sz]ed|privileged)\b"
      r"|\btrust\s+(?:everything|anything|whatever|all)\s+(?:the user|this user|they|he|she|i|users)\s+(?:say|says|tell|tells)\b"
-     r"|\b(?:do not|don't|dont|never|no need to)\s+(?:ask|require|request|check|verify)\s+(?:for\s+|their\s+|his\s+|her\s+)?"
+     r"|\b(?:do not|don't|dont|never|no need to)\s+(?:ask|require|request|check|verify)\s+"
+     r"(?:(?:this|the|that)\s+(?:user|person|customer|requester|caller)\s+|them\s+|him\s+|her\s+|me\s+)?"
+     r"(?:for\s+|their\s+|his\s+|her\s+)?"
      r"(?:confirmation|verification|authentication|identification|an id|id|approval|permission|credentials)\b"),
     ("override",
      r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+|my\s+)*"
@@ -109,6 +113,10 @@ _PATTERNS_SRC: tuple[tuple[str, str], ...] = (
      r"|\byou\s+are\s+now\b|\bsystem\s+prompt\b|\bnew\s+instructions\s*:|^\W*system\s*:|\[system\]|<\|im_start\|>"
      r"|\b(?:developer|god|dan|jailbreak|unrestricted|debug)\s+mode\b|\bjailbr(?:eak|oken)\b"
      r"|\byou\s+(?:have|has)\s+no\s+(?:rules|restrictions|limits|filters|guidelines)\b"),
+    ("privilege_claim",
+     r"\bpueden?\s+(?:saltarse|saltar|ignorar|omitir|evitar)\s+(?:todas\s+)?las\s+(?:politicas|reglas|restricciones|normas)"
+     r"|\bpeut\s+(?:contourner|ignorer)\s+(?:toutes\s+)?les\s+(?:regles|politiques|restrictions)"
+     r"|\bdarf\s+(?:alle\s+)?(?:richtlinien|regeln|beschrankungen)\s+(?:umgehen|ignorieren)"),
     ("override",
      r"\bignora\s+(?:todas\s+)?las\s+instrucciones\s+(?:anteriores|previas)|\bignore[rz]?\s+(?:toutes\s+)?les\s+"
      r"instructions\s+(?:precedentes|anterieures)|\bignorier(?:e|en)?\s+(?:alle\s+)?(?:vorherigen|bisherigen|"

@@ -73,7 +73,7 @@ KEY_FORMATS: tuple[KeyFormat, ...] = (
               re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     KeyFormat("bearer_token", "bearer token", re.compile(r"\b[Bb]earer\s+[A-Za-z0-9_\-.=+/]{20,}")),
     KeyFormat("url_password", "password in a URL", re.compile(
-        r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"'{}$<>]*:(?!password@|pass@|\*+@)[^/\s@\"'{}$<>]{4,}@")),
+        r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"'{}$<>]*:(?!password@|pass@|\*+@|\$)[^/\s@\"'{}<>]{4,}@")),
 )
 #: The formats that start with a fixed prefix, matched again with the spaces removed (a key split by
 #: spaces); the others would join ordinary words into false finds.
@@ -141,9 +141,9 @@ def _alternation(words: tuple[str, ...]) -> str:
     return "|".join(re.escape(fold(w)).replace(r"\ ", r"[ -]?") for w in sorted(words, key=len, reverse=True))
 
 
-_COPULA = (r"(?:\s*(?:is|was|are|is now|is still|is set to|will be|->|=>|-|–|—|ist|lautet|est|es|é|e|è|era|är|"
+_COPULA = fold(r"(?:\s*(?:is|was|are|is now|is still|is set to|will be|->|=>|-|–|—|ist|lautet|est|es|é|e|è|era|är|"
            r"er|jest)(?=[\s\"'`]|$)|\s*(?:是|为|は|는|은)|\s*[:=])\s*")
-_QUALIFIER = (r"(?:\s+(?:for|to|of|on|at|in|from|into|de|du|des|d'|pour|fur|zum|zur|für|del|para|da|do|van|"
+_QUALIFIER = fold(r"(?:\s+(?:for|to|of|on|at|in|from|into|de|du|des|d'|pour|fur|zum|zur|für|del|para|da|do|van|"
               r"til|для|от|на)(?:\s+[^\s.,;:!?=]+){1,4}?)?")
 _CRED_WORD = (rf"(?i)(?<![A-Za-z0-9])(?P<what>{_alternation(_PASSWORD_WORDS)}|{_alternation(_CODE_WORDS)}|"
               rf"{_alternation(_TOKEN_WORDS)})(?:s|e|en)?(?![A-Za-z])")
@@ -193,7 +193,10 @@ _DESCRIPTORS = {
     "mine", "yours", "theirs", "hers", "his", "ours", "unchanged", "outdated", "current",
     "the", "a", "an", "my", "your", "her", "our", "their", "its", "this", "that", "these", "those",
     "nicht", "pas", "non", "no", "kein", "obligatoire", "requis", "erforderlich", "requerida", "necesaria",
-    "vergessen", "oublie", "olvidada",
+    "vergessen", "oublie", "olvidada", "trop", "court", "courte", "long", "longue", "abgelaufen", "zu", "kurz",
+    "lang", "obligatoria", "obligatorio", "corta", "corto", "larga", "incorrecta", "incorrecto", "falsch",
+    "richtig", "faux", "demasiado", "muy", "sehr", "tres", "geheim", "segura", "seguro", "sicher", "change",
+    "cambiada", "geandert", "expiree", "caducada", "vencida", "errada", "curta", "forte", "debole", "breve",
     "it", "he", "she", "they", "we", "i", "you", "below", "above", "attached", "following", "where", "how",
     "why", "whose", "mine", "yours",
 }
@@ -208,7 +211,7 @@ _PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}|\{[^}]*\}|%\
 def _strong(value: str) -> bool:
     """A value shaped like a credential: digits, symbols inside, or capitals after the first letter."""
     inner = value[1:-1] if len(value) > 2 else value
-    return bool(re.search(r"\d", value) or re.search(r"[^\w\s]", inner) or re.search(r"[a-z][A-Z]", value))
+    return bool(re.search(r"\d", value) or re.search(r"[^\w\s'-]", inner) or re.search(r"[a-z][A-Z]", value))
 
 
 def _words(rest: str) -> list[tuple[int, int, str]]:
@@ -266,13 +269,15 @@ def _credential(v: View, m: re.Match[str]) -> Finding | None:
         if len(rest) >= 2 and not any(w in _DESCRIPTORS for w in rest):
             return found(s0, words[-1][1], certain=False)  # "correct horse battery staple"
         return None
-    # a plain word: the password itself ("swordfish"), or the first word of a passphrase
+    # a plain word: the password itself ("swordfish"), or the first word of a passphrase; sure only
+    # after an English copula or a colon (elsewhere the word lists above know too little)
+    english = re.fullmatch(r"\s*(?:is|was|are|is now|is still|is set to|will be|[:=]|->|=>)\s*", m.group("sep"), re.I)
     end = len(words)
     for i, (_, _, w) in enumerate(words[1:], start=1):
         if w.lower() in _DESCRIPTORS:
             end = i
             break
-    return found(s0, words[end - 1][1])
+    return found(s0, words[end - 1][1], certain=bool(english))
 
 
 # A long run of letters and digits mixed, like an unlabelled key.
@@ -402,7 +407,7 @@ def find_secrets(text: str, *, possible: bool = False) -> list[Finding]:
     for m in _TOKEN.finditer(v.text):
         tok = m.group()
         a, b = v.span(m.start(), m.end())
-        if any(f.start <= a < f.end for f in found) or re.fullmatch(r"[0-9a-fA-F]+", tok):
+        if any(f.start <= a < f.end for f in found) or re.fullmatch(r"[0-9a-fA-F-]+", tok):
             continue  # inside another finding, or a hash or a commit id: an identifier, not a secret
         if re.search(r"[A-Za-z]", tok) and re.search(r"\d", tok) and _entropy(tok) >= 3.5:
             found.append(Finding("token", a, b))

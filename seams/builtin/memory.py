@@ -9,8 +9,11 @@ dropped as a duplicate and the stale fact stays.
 
 The gate decides in this order:
 
-1. **Code first.** Card numbers (Luhn), vendor keys, tokens and passwords in words are rejected
-   before any model sees them (`seams.secrets`).
+1. **Code first.** Card numbers (Luhn), national ids, vendor keys, tokens and passwords in words
+   are rejected before any model sees them (`seams.secrets`), and orders to the assistant and
+   privilege claims are quarantined (`seams.instructions`), both matched on the normal form of
+   the text (look-alike letters, spacing, spelled-out digits). A credential word followed by
+   what may or may not be the credential is held for review with that span redacted.
 2. **The rubric** `memory-admission`, asked once per nearest memory: red flags (an instruction
    aimed at the system, a secret) → quarantine; a candidate the memory already implies →
    skip as a duplicate (so a poorer restatement never overwrites a richer memory); related memories
@@ -25,7 +28,10 @@ The gate decides in this order:
 
 `MemoryStore` never deletes: a supersede closes the old memory's validity interval
 (`valid_to`, `superseded_by`) and the old memory stays listed, so "what did we believe on
-Tuesday?" still has an answer.
+Tuesday?" still has an answer. Nor does it ever write a secret: a text in which code finds one is
+refused in every status, and a held memory that may hold one (code saw a possible secret, the
+model suspected one, or the judge failed) keeps a redacted text and the reason, never the text
+as given.
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ from ..judges.base import Judge
 from ..questions import Choice
 from ..routing import Decider
 from ..rubric import Rubric
-from ..secrets import Finding, find_secrets
+from ..secrets import Finding, find_secrets, redact, redact_values
 from ._common import adecide_many, decide_many, load_rubric
 from .edits import Edit, minimal_edit
 
@@ -169,8 +175,12 @@ class MemoryStore:
 
     def _insert(self, db: sqlite3.Connection, text: str, at: datetime, status: MemoryStatus,
                 enriches: str | None, meta: dict[str, Any] | None) -> str:
-        if not text or not text.strip():
+        if not isinstance(text, str) or not text.strip():
             raise InputError("a memory needs non-empty text")
+        findings = find_secrets(text)
+        if findings:  # the last net: whatever the caller decided, a secret is never written
+            kinds = ", ".join(sorted({f.kind for f in findings}))
+            raise InputError(f"a memory may not hold a secret ({kinds}); store seams.secrets.redact(text) instead")
         mid = uuid.uuid4().hex[:12]
         seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM memories").fetchone()[0]
         db.execute(
@@ -274,7 +284,9 @@ class Admission:
     """What the gate decided for one candidate.
 
     `replaces` is the id a supersede closes; `related_to` the memory a duplicate repeats or an
-    enrichment adds to; `findings` the secrets code found (kinds and spans, never the text);
+    enrichment adds to; `findings` the secrets or orders code found (kinds and spans, never the
+    text); `redacted` the text a store keeps in place of the candidate when it may hold a secret
+    (None: the candidate itself), and what a caller should log or queue instead of it;
     `decision` the rubric decision that decided (None when code decided) and `decisions` one per
     nearest memory; `stored` the memory written by `MemoryGate.remember`.
     """
@@ -285,6 +297,7 @@ class Admission:
     replaces: str | None = None
     related_to: str | None = None
     findings: tuple[Finding, ...] = ()
+    redacted: str | None = None
     decision: Decision | None = None
     decisions: tuple[Decision, ...] = ()
     stored: Memory | None = None
@@ -340,17 +353,23 @@ class MemoryGate:
                  ) -> tuple[Admission | None, list[tuple[str | None, str]], list[dict[str, str]]]:
         if not isinstance(candidate, str) or not candidate.strip():
             raise InputError("a candidate memory is a non-empty string")
-        findings = find_secrets(candidate)
-        if findings:
-            kinds = sorted({f.kind for f in findings})
+        findings = find_secrets(candidate, possible=True)
+        sure = [f for f in findings if f.certain]
+        if sure:
+            kinds = sorted({f.kind for f in sure})
             return Admission("reject", candidate, f"holds a secret ({', '.join(kinds)}); never stored",
-                             findings=tuple(findings)), [], []
+                             findings=tuple(sure), redacted=redact(candidate, findings)), [], []
         orders = find_instructions(candidate)
         if orders:
             kinds = sorted({f.kind for f in orders})
             return Admission("quarantine", candidate,
                              f"an instruction to the assistant, not a fact ({', '.join(kinds)}: seen in code)",
                              findings=tuple(orders)), [], []
+        if findings:  # a credential word and what may be the credential: a person looks, at the redacted text
+            kinds = sorted({f.kind for f in findings})
+            return Admission("hold", candidate, f"may hold a secret ({', '.join(kinds)}: seen in code); "
+                             "held with it redacted", findings=tuple(findings),
+                             redacted=redact(candidate, findings)), [], []
         if nearest is None:
             nearest = self.store.nearest(candidate, self.k) if self.store is not None else []
         pairs = [_as_memory(m) for m in list(nearest)[: self.k]] or [(None, NOTHING_STORED)]
@@ -416,9 +435,30 @@ class MemoryGate:
         edits = edits or [None] * len(decisions)
         ds = tuple(decisions)
         errors = [d for d in ds if d.zone == "error"]
-        if errors:
+        if errors:  # fail closed: unasked, the secret question is not a "no"
             return Admission(errors[0].outcome, candidate, f"judge failed: {errors[0].error}",  # type: ignore[arg-type]
-                             decision=errors[0], decisions=ds)
+                             redacted=redact_values(candidate), decision=errors[0], decisions=ds)
+        result = self._decide(candidate, pairs, ds, edits)
+        if result.outcome == "hold" and self._secret_suspected(ds):
+            return Admission(**{**result.__dict__, "redacted": redact_values(candidate)})
+        return result
+
+    def _secret_suspected(self, decisions: Sequence[Decision]) -> bool:
+        """Whether any pair read a secret at or above the bottom of its rule's band."""
+        for rule in self.rubric.policy.rules:
+            if rule.then != "quarantine" or "secret" not in rule.questions():
+                continue
+            cal = self.rubric.calibration
+            low = (cal.threshold_overrides() if cal is not None else {}).get(rule.id, (rule.high, rule.low_))[1]
+            for d in decisions:
+                ans = d.answers.get("secret")
+                if ans is not None and getattr(ans, "noul", 0.0) > low:
+                    return True
+        return False
+
+    def _decide(self, candidate: str, pairs: list[tuple[str | None, str]], ds: tuple[Decision, ...],
+                edits: list[Edit | None]) -> Admission:
+        """The outcome the pairs decide, judge failures aside (see `_combine`)."""
         flagged = [d for d in ds if d.rule in self._flag_rules]
         if flagged:
             d = min(flagged, key=lambda d: (_FLAG_ORDER.get(d.outcome, 9), -(d.probability or 0)))
@@ -464,14 +504,16 @@ class MemoryGate:
         assert self.store is not None
         stored: Memory | None = None
         meta = {"rubric_hash": result.decision.rubric_hash} if result.decision is not None else {}
-        if result.outcome == "admit":
+        if result.outcome == "hold":
+            # the reason comes with the held memory; a judge's error text may quote what it was sent
+            meta["reason"] = redact_values(result.reason) if result.redacted is not None else redact(result.reason)
+            stored = self.store.add(result.redacted or result.candidate, status="held", meta=meta)
+        elif result.outcome == "admit":
             stored = self.store.add(result.candidate, meta=meta)
         elif result.outcome == "supersede" and result.replaces is not None:
             stored = self.store.supersede(result.replaces, result.candidate, meta=meta)
         elif result.outcome == "enrich":
             stored = self.store.add(result.candidate, enriches=result.related_to, meta=meta)
-        elif result.outcome == "hold":
-            stored = self.store.add(result.candidate, status="held", meta=meta)
         return Admission(**{**result.__dict__, "stored": stored})
 
 
