@@ -506,7 +506,8 @@ class MemoryGate:
         meta = {"rubric_hash": result.decision.rubric_hash} if result.decision is not None else {}
         if result.outcome == "hold":
             # the reason comes with the held memory; a judge's error text may quote what it was sent
-            meta["reason"] = redact_values(result.reason) if result.redacted is not None else redact(result.reason)
+            failed = result.decision is not None and result.decision.zone == "error"
+            meta["reason"] = redact_values(result.reason) if failed else result.reason
             stored = self.store.add(result.redacted or result.candidate, status="held", meta=meta)
         elif result.outcome == "admit":
             stored = self.store.add(result.candidate, meta=meta)
