@@ -202,7 +202,7 @@ _DESCRIPTORS = {
 }
 #: After a determiner, words that make the value a description ("the same as", "the name of my dog").
 _HINTS = {"same", "name", "one", "usual", "default", "standard", "old", "new", "first", "last", "birthday",
-          "date", "year", "number", "word", "thing", "one", "usual", "reverse", "opposite", "combination",
+          "date", "year", "number", "word", "thing", "reverse", "opposite", "combination",
           "initials", "street", "postcode", "anniversary", "nickname", "code", "pet", "dog", "cat", "wifi"}
 _PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}|\{[^}]*\}|%\(\w+\)s|\*+|x{3,}|\.{3,}|…|"
                           r"changeme|change_me|your[-_ ].*|none|null|todo|redacted|hidden|example|placeholder)$")
