@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -24,6 +24,7 @@ from .judges.base import Judge
 
 if TYPE_CHECKING:
     from .rubric import Rubric
+    from .rubric.rubric import Known
 
 #: A callable target: reads the rubric, the state and the uncertain decision, returns an outcome
 #: name the rubric declares (or a whole Decision). May be sync or async.
@@ -32,11 +33,20 @@ Target = Callable[["Rubric", Any, Decision], "str | Decision | Awaitable[str | D
 
 @runtime_checkable
 class Decider(Protocol):
-    """Anything that decides a rubric for a state: a `Cascade`, or a judge wrapped by `JudgeDecider`."""
+    """Anything that decides a rubric for a state: a `Cascade`, or a judge wrapped by `JudgeDecider`.
 
-    def decide(self, rubric: Rubric, state: Any) -> Decision: ...
+    `known` holds answers that code knows for certain (see `Rubric.decide`); a decider passes them
+    to every decision it makes, so no wrapper can lose them.
+    """
 
-    async def adecide(self, rubric: Rubric, state: Any) -> Decision: ...
+    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision: ...
+
+    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision: ...
+
+    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]: ...
+
+    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
+                           known: Known | None = None) -> list[Decision]: ...
 
 
 @dataclass(frozen=True)
@@ -45,33 +55,34 @@ class JudgeDecider:
 
     judge: Judge | None = None
 
-    def decide(self, rubric: Rubric, state: Any) -> Decision:
-        return rubric.decide(state, judge=self.judge)
+    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
+        return rubric.decide(state, judge=self.judge, known=known)
 
-    async def adecide(self, rubric: Rubric, state: Any) -> Decision:
-        return await rubric.adecide(state, judge=self.judge)
+    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
+        return await rubric.adecide(state, judge=self.judge, known=known)
+
+    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]:
+        return rubric.decide_many(states, judge=self.judge, known=known)  # type: ignore[return-value]
+
+    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
+                           known: Known | None = None) -> list[Decision]:
+        return await rubric.adecide_many(states, judge=self.judge, known=known)  # type: ignore[return-value]
 
 
 def as_decider(judge: Judge | Decider | None) -> Decider:
     """A judge, a decider (a `Cascade`) or None (the shipped model), as a `Decider`."""
+    from .rubric import Rubric
+
     if judge is None:
         return JudgeDecider(None)
-    if _is_decider(judge):
-        return judge  # type: ignore[return-value]
-    if hasattr(judge, "ask") and hasattr(judge, "aask"):
-        return JudgeDecider(judge)  # type: ignore[arg-type]
-    raise InputError(f"expected a judge, a Cascade or None, got {type(judge).__name__}")
-
-
-def _is_decider(obj: Any) -> bool:
-    decide = getattr(obj, "decide", None)
-    if decide is None:
-        return False
-    try:
-        params = list(inspect.signature(decide).parameters)
-    except (TypeError, ValueError):
-        return False
-    return params[:2] == ["rubric", "state"]
+    if isinstance(judge, Judge):
+        return JudgeDecider(judge)
+    if isinstance(judge, Decider) and not isinstance(judge, Rubric):
+        return judge
+    raise InputError(
+        f"expected a judge, a Cascade or None, got {type(judge).__name__}; a judge has `model_id`, `ask`, `aask`, "
+        "`ask_many` and `aask_many` (subclass seams.judges.Judge, or SyncJudge, for the many-state defaults)"
+    )
 
 
 @dataclass(frozen=True)
@@ -123,12 +134,10 @@ class Cascade:
         strong = getattr(self.strong, "model_id", getattr(self.strong, "__name__", "callable"))
         return f"cascade({weak}->{strong})"
 
-    def _count(self, strong: bool) -> None:
+    def _count(self, weak: int, strong: int) -> None:
         with self._lock:
-            if strong:
-                self.strong_calls += 1
-            else:
-                self.weak_calls += 1
+            self.weak_calls += weak
+            self.strong_calls += strong
 
     @property
     def escalation_rate(self) -> float:
@@ -137,45 +146,80 @@ class Cascade:
 
     # ------------------------------------------------------------------ deciding
 
-    def route(self, rubric: Rubric, state: Any, *, keep_state: bool = False) -> Routed:
-        first = rubric.decide(state, judge=self.weak, keep_state=keep_state)
-        self._count(False)
-        if first.zone not in self.escalate_zones:
-            return Routed(first, "weak", (first,))
-        self._count(True)
-        if isinstance(self.strong, Judge):
-            second = rubric.decide(state, judge=self.strong, keep_state=keep_state)
-        else:
-            result = self.strong(rubric, state, first)
-            if inspect.isawaitable(result):
-                close = getattr(result, "close", None)
-                if close is not None:
-                    close()  # never started: close it rather than leave an un-awaited coroutine
-                raise InputError("an async strong target needs the async path: await cascade.aroute(...)")
-            second = _from_target(rubric, first, result, self.strong)
-        return Routed(second, "strong", (first, second))
+    def route(self, rubric: Rubric, state: Any, *, keep_state: bool = False, known: Known | None = None) -> Routed:
+        """Decide with the weak judge, escalating to the strong side when it lands in `escalate_zones`.
+        `known` answers (see `Rubric.decide`) hold on both sides."""
+        return self.route_many(rubric, [state], keep_state=keep_state, known=known)[0]
 
-    async def aroute(self, rubric: Rubric, state: Any, *, keep_state: bool = False) -> Routed:
-        first = await rubric.adecide(state, judge=self.weak, keep_state=keep_state)
-        self._count(False)
-        if first.zone not in self.escalate_zones:
-            return Routed(first, "weak", (first,))
-        self._count(True)
-        if isinstance(self.strong, Judge):
-            second = await rubric.adecide(state, judge=self.strong, keep_state=keep_state)
-        else:
-            result = self.strong(rubric, state, first)
-            if inspect.isawaitable(result):
-                result = await result
-            second = _from_target(rubric, first, result, self.strong)
-        return Routed(second, "strong", (first, second))
+    async def aroute(self, rubric: Rubric, state: Any, *, keep_state: bool = False,
+                     known: Known | None = None) -> Routed:
+        return (await self.aroute_many(rubric, [state], keep_state=keep_state, known=known))[0]
 
-    def decide(self, rubric: Rubric, state: Any) -> Decision:
+    def route_many(self, rubric: Rubric, states: Sequence[Any], *, keep_state: bool = False,
+                   known: Known | None = None) -> list[Routed]:
+        """`route` for many states: the weak judge is asked about all of them at once, the strong
+        side about the ones that escalate."""
+        firsts: list[Decision] = rubric.decide_many(states, judge=self.weak, keep_state=keep_state,  # type: ignore[assignment]
+                                                    known=known)
+        up = self._escalating(firsts)
+        if isinstance(self.strong, Judge):
+            seconds: list[Decision] = rubric.decide_many([states[i] for i in up], judge=self.strong,  # type: ignore[assignment]
+                                                         keep_state=keep_state, known=known)
+        else:
+            seconds = [self._target(rubric, states[i], firsts[i], self.strong(rubric, states[i], firsts[i])) for i in up]
+        return self._routed(firsts, dict(zip(up, seconds, strict=True)))
+
+    async def aroute_many(self, rubric: Rubric, states: Sequence[Any], *, keep_state: bool = False,
+                          known: Known | None = None) -> list[Routed]:
+        """`route_many` for async code (a callable strong target may be async)."""
+        firsts: list[Decision] = await rubric.adecide_many(states, judge=self.weak,  # type: ignore[assignment]
+                                                           keep_state=keep_state, known=known)
+        up = self._escalating(firsts)
+        if isinstance(self.strong, Judge):
+            seconds: list[Decision] = await rubric.adecide_many(  # type: ignore[assignment]
+                [states[i] for i in up], judge=self.strong, keep_state=keep_state, known=known)
+        else:
+            seconds = []
+            for i in up:
+                result = self.strong(rubric, states[i], firsts[i])
+                if inspect.isawaitable(result):
+                    result = await result
+                seconds.append(_from_target(rubric, firsts[i], result, self.strong))
+        return self._routed(firsts, dict(zip(up, seconds, strict=True)))
+
+    def _escalating(self, firsts: Sequence[Decision]) -> list[int]:
+        """Which weak decisions go to the strong side; counts both."""
+        up = [i for i, d in enumerate(firsts) if d.zone in self.escalate_zones]
+        self._count(len(firsts), len(up))
+        return up
+
+    def _target(self, rubric: Rubric, state: Any, first: Decision, result: Any) -> Decision:
+        """A sync call's strong-target answer; an async target needs the async path."""
+        if inspect.isawaitable(result):
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()  # never started: close it rather than leave an un-awaited coroutine
+            raise InputError("an async strong target needs the async path: await cascade.aroute(...)")
+        return _from_target(rubric, first, result, self.strong)
+
+    @staticmethod
+    def _routed(firsts: Sequence[Decision], seconds: Mapping[int, Decision]) -> list[Routed]:
+        return [Routed(seconds[i], "strong", (d, seconds[i])) if i in seconds else Routed(d, "weak", (d,))
+                for i, d in enumerate(firsts)]
+
+    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
         """The final decision (the `Decider` protocol)."""
-        return self.route(rubric, state).decision
+        return self.route(rubric, state, known=known).decision
 
-    async def adecide(self, rubric: Rubric, state: Any) -> Decision:
-        return (await self.aroute(rubric, state)).decision
+    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
+        return (await self.aroute(rubric, state, known=known)).decision
+
+    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]:
+        return [r.decision for r in self.route_many(rubric, states, known=known)]
+
+    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
+                           known: Known | None = None) -> list[Decision]:
+        return [r.decision for r in await self.aroute_many(rubric, states, known=known)]
 
     def __repr__(self) -> str:
         return f"Cascade({self.weak!r}, {self.strong!r}, escalate_zones={sorted(self.escalate_zones)})"

@@ -82,11 +82,8 @@ def evaluate(judge, rules, *, uncalibrated: bool = False) -> dict:
         labels = [any(bool(v) for v in item["labels"].values()) for item in items]
         states = [rule.state_for(item["state"]) for item in items]
         t0 = time.perf_counter()
-        ask_many = getattr(judge, "ask_many", None)
-        answers = ask_many(states, rubric.questions) if ask_many else [judge.ask(s, rubric.questions)
-                                                                       for s in states]
+        decisions = rubric.decide_many(states, judge)
         elapsed = time.perf_counter() - t0
-        decisions = [rubric.decide_answers(a) for a in answers]
         probs = [d.probability if d.probability is not None else 0.0 for d in decisions]
         judge_flags = [d.kind == "refuse" for d in decisions]
         band = [d.kind == "review" for d in decisions]

@@ -2,7 +2,8 @@
 
 Each is a thin typed face over its built-in rubric — the questions, thresholds and their scaling
 to consequence live in the rubric, where a reviewer reads them; the face builds the state from
-typed arguments, adds what code knows for certain, and returns a typed result.
+typed arguments, adds what code knows for certain (`known` answers, which every decider keeps,
+a `Cascade`'s both sides included), and returns a typed result.
 
 * `Escalation` — hand a conversation to a person (risk of harm escalates on a weak signal).
 * `ConfirmBeforeAct` — run an action now, ask the user first, or refuse; irreversible actions
@@ -19,12 +20,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from ..answers import Answers, NoulAnswer
+from ..answers import NoulAnswer
 from ..decision import Decision
-from ..errors import InputError, JudgeError
+from ..errors import InputError
 from ..judges.base import Judge
-from ..routing import Decider, JudgeDecider, as_decider
+from ..routing import Decider, as_decider
 from ..rubric import Rubric
+from ..rubric.rubric import Known
 from ._common import load_rubric
 
 T = TypeVar("T")
@@ -54,35 +56,13 @@ class _Face:
         self.rubric = load_rubric(rubric, self.default_rubric)
         self.decider = as_decider(judge)
 
-    def _decide(self, state: dict[str, Any]) -> Decision:
-        return self.decider.decide(self.rubric, state)
+    def _decide(self, state: dict[str, Any], known: Known | None = None) -> Decision:
+        """Decide `state`; `known` holds the answers code knows for certain, which every decider
+        (a `Cascade`'s both sides included) uses in place of asking."""
+        return self.decider.decide(self.rubric, state, known=known)
 
-    async def _adecide(self, state: dict[str, Any]) -> Decision:
-        return await self.decider.adecide(self.rubric, state)
-
-    def _decide_known(self, state: dict[str, Any], known: Mapping[str, float]) -> Decision:
-        """Decide with some Noul answers known for certain in code; the model answers the rest.
-
-        A `Cascade` decides as a whole, so with one the known answers are left to the model.
-        """
-        if not known or not isinstance(self.decider, JudgeDecider):
-            return self._decide(state)
-        judge = self.decider.judge
-        if judge is None:
-            from ..judges import default_judge
-
-            judge = default_judge()
-        self.rubric.check_state(state)
-        questions = {k: q for k, q in self.rubric.questions.items() if k not in known}
-        try:
-            asked = (self.rubric.asking(judge).ask(state, questions) if questions
-                     else Answers(model=judge.model_id, answers={}))
-        except JudgeError:
-            return self.rubric.decide(state, judge=judge)  # the rubric's own on_error path
-        answers = dict(asked.answers)
-        answers.update({k: NoulAnswer(noul=v) for k, v in known.items()})
-        return self.rubric.decide_answers(Answers(model=asked.model, answers=answers, latency_ms=asked.latency_ms),
-                                          state=state, keep_state=False)
+    async def _adecide(self, state: dict[str, Any], known: Known | None = None) -> Decision:
+        return await self.decider.adecide(self.rubric, state, known=known)
 
 
 # --------------------------------------------------------------------------- escalation
@@ -150,17 +130,15 @@ class ConfirmBeforeAct(_Face):
         model's answer to that question is replaced by certainty, so a known-destructive action is
         always held to the irreversible threshold.
         """
-        state = {"request": _text(request, "request"), "action": _text(action, "action")}
-        known = {} if irreversible is None else {"irreversible": 1.0 if irreversible else 0.0}
-        return self._result(self._decide_known(state, known))
+        return self._result(self._decide(*self._state(action, request, irreversible)))
 
     async def acheck(self, action: str, *, request: str, irreversible: bool | None = None) -> Confirmation:
-        import asyncio
+        return self._result(await self._adecide(*self._state(action, request, irreversible)))
 
-        if irreversible is None:
-            state = {"request": _text(request, "request"), "action": _text(action, "action")}
-            return self._result(await self._adecide(state))
-        return await asyncio.to_thread(self.check, action, request=request, irreversible=irreversible)
+    @staticmethod
+    def _state(action: str, request: str, irreversible: bool | None) -> tuple[dict[str, Any], Known]:
+        state = {"request": _text(request, "request"), "action": _text(action, "action")}
+        return state, ({} if irreversible is None else {"irreversible": 1.0 if irreversible else 0.0})
 
     def _result(self, d: Decision) -> Confirmation:
         f = _flags(d, ["irreversible", "matches"])
@@ -258,15 +236,13 @@ class OutputCheck(_Face):
 
     def grade(self, request: str, draft: str, *, sources: str | Sequence[str] | None = None) -> Grade:
         """Grade `draft`. Without `sources`, the source flags are 0 by construction, not asked."""
-        known = {q: 0.0 for q in self.source_flags if q in self.rubric.questions} if sources is None else {}
-        return self._result(self._decide_known(self._state(request, draft, sources), known))
+        return self._result(self._decide(self._state(request, draft, sources), self._known(sources)))
 
     async def agrade(self, request: str, draft: str, *, sources: str | Sequence[str] | None = None) -> Grade:
-        import asyncio
+        return self._result(await self._adecide(self._state(request, draft, sources), self._known(sources)))
 
-        if sources is None:
-            return await asyncio.to_thread(self.grade, request, draft, sources=None)
-        return self._result(await self._adecide(self._state(request, draft, sources)))
+    def _known(self, sources: str | Sequence[str] | None) -> Known:
+        return {q: 0.0 for q in self.source_flags if q in self.rubric.questions} if sources is None else {}
 
 
 __all__ = [

@@ -51,16 +51,16 @@ from math import sqrt
 from pathlib import Path
 from typing import Any, Literal
 
-from ..answers import Answers, ChoiceAnswer, NoulAnswer
+from ..answers import ChoiceAnswer
 from ..decision import Decision
 from ..errors import InputError
 from ..instructions import find_instructions
 from ..judges.base import Judge
 from ..questions import Choice
-from ..routing import Decider
+from ..routing import Decider, as_decider
 from ..rubric import Rubric
 from ..secrets import Finding, find_secrets, redact, redact_values
-from ._common import adecide_many, decide_many, load_rubric
+from ._common import load_rubric
 from .edits import Edit, minimal_edit
 
 MemoryOutcome = Literal["admit", "supersede", "enrich", "skip_duplicate", "hold", "reject", "quarantine"]
@@ -345,6 +345,7 @@ class MemoryGate:
         # red flags: the rules that quarantine; one raised by any pair decides
         self._flag_rules = {r.id for r in self.rubric.policy.rules if r.then == "quarantine"}
         self.judge = judge
+        self.decider = as_decider(judge)
         self.k = k
 
     # -------------------------------------------------------------- deciding
@@ -382,47 +383,60 @@ class MemoryGate:
         early, pairs, states = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        decisions = decide_many(self.rubric, states, self.judge)
-        return self._combine(candidate, pairs, *self._edits(candidate, pairs, states, decisions))
+        edits, groups = self._known(candidate, pairs)
+        decisions: list[Decision | None] = [None] * len(states)
+        for known, idx in groups:
+            for i, d in zip(idx, self.decider.decide_many(self.rubric, [states[i] for i in idx], known=known),
+                            strict=True):
+                decisions[i] = d
+        return self._finish(candidate, pairs, decisions, edits)  # type: ignore[arg-type]
 
     async def aadmit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None
                      ) -> Admission:
         early, pairs, states = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        decisions = await adecide_many(self.rubric, states, self.judge)
-        return self._combine(candidate, pairs, *self._edits(candidate, pairs, states, decisions))
+        edits, groups = self._known(candidate, pairs)
+        decisions: list[Decision | None] = [None] * len(states)
+        for known, idx in groups:
+            got = await self.decider.adecide_many(self.rubric, [states[i] for i in idx], known=known)
+            for i, d in zip(idx, got, strict=True):
+                decisions[i] = d
+        return self._finish(candidate, pairs, decisions, edits)  # type: ignore[arg-type]
 
-    def _edits(self, candidate: str, pairs: list[tuple[str | None, str]], states: list[dict[str, str]],
-               decisions: list[Decision]) -> tuple[list[Decision], list[Edit | None]]:
-        """Re-decide the pairs where code knows the relation: a candidate that is a minimal edit
-        of the memory (a negation, a swapped value) is related, not implied, a correction; with
-        nothing stored there is nothing to relate to. The model's answers to those questions are
-        replaced before the policy runs; the red flags stay the model's. Failed decisions and
-        rubrics without those questions are left alone."""
+    def _known(self, candidate: str, pairs: list[tuple[str | None, str]]
+               ) -> tuple[list[Edit | None], list[tuple[dict[str, Any], list[int]]]]:
+        """What code knows about each pair's relation, and the pairs grouped by it (one
+        `decide_many` per group): a candidate that is a minimal edit of the memory (a negation, a
+        swapped value) is related, not implied, a correction; with nothing stored there is nothing
+        to relate to. Those answers are known, not asked; the red flags stay the model's. Rubrics
+        without those questions know nothing."""
         qs = self.rubric.questions
         relation = qs.get("relation")
         if not {"related", "poorer"} <= set(qs) or not isinstance(relation, Choice) \
                 or "correction" not in relation.options:
-            return decisions, [None] * len(decisions)
+            return [None] * len(pairs), [({}, list(range(len(pairs))))]
         edits = [minimal_edit(text, candidate) if text != NOTHING_STORED else None for _, text in pairs]
-        out = []
-        for (_, text), state, edit, d in zip(pairs, states, edits, decisions, strict=True):
-            empty = text == NOTHING_STORED
-            if (edit is None and not empty) or d.zone == "error" or d.model is None:
-                out.append(d)
-                continue
-            if empty:  # nothing stored: nothing to be related to, restate or correct
-                known: dict[str, Any] = {"related": NoulAnswer(noul=0.0), "poorer": NoulAnswer(noul=0.0)}
-            else:
-                known = {
-                    "related": NoulAnswer(noul=1.0),
-                    "poorer": NoulAnswer(noul=0.0),
+        groups: dict[str, tuple[dict[str, Any], list[int]]] = {}
+        for i, ((_, text), edit) in enumerate(zip(pairs, edits, strict=True)):
+            if text == NOTHING_STORED:  # nothing stored: nothing to be related to, restate or correct
+                key, known = "empty", {"related": 0.0, "poorer": 0.0}
+            elif edit is not None:
+                key, known = "edit", {
+                    "related": 1.0,
+                    "poorer": 0.0,
                     "relation": ChoiceAnswer.from_probabilities({o: float(o == "correction") for o in relation.options}),
                 }
-            out.append(self.rubric.decide_answers(Answers(model=d.model, answers={**d.answers, **known}),
-                                                  state=state, keep_state=False, latency_ms=d.latency_ms))
-        return out, [e if d.zone != "error" else None for e, d in zip(edits, out, strict=True)]
+            else:
+                key, known = "asked", {}
+            groups.setdefault(key, (known, []))[1].append(i)
+        return edits, list(groups.values())
+
+    def _finish(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
+                edits: list[Edit | None]) -> Admission:
+        """Combine, keeping the edits only where their pair was decided (not failed)."""
+        return self._combine(candidate, pairs, decisions,
+                             [e if d.zone != "error" else None for e, d in zip(edits, decisions, strict=True)])
 
     def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
                  edits: list[Edit | None] | None = None) -> Admission:

@@ -21,9 +21,9 @@ from typing import Any
 from ..decision import Decision
 from ..errors import InputError
 from ..judges.base import Judge
-from ..routing import Decider
+from ..routing import Decider, as_decider
 from ..rubric import Rubric
-from ._common import adecide_many, decide_many, load_rubric
+from ._common import load_rubric
 
 
 def approx_tokens(text: str) -> int:
@@ -108,6 +108,7 @@ class PassageGate:
             raise InputError(f"budget must be a positive number of tokens or None, got {budget}")
         self.rubric = load_rubric(rubric, "passage-gate")
         self.judge = judge
+        self.decider = as_decider(judge)
         self.budget = budget
         self.count_tokens = count_tokens
         self.contradictions_in_budget = contradictions_in_budget
@@ -130,11 +131,11 @@ class PassageGate:
     def _decide(self, query: str, passages: Sequence[str | Mapping[str, Any]]
                 ) -> tuple[list[tuple[str, str | None, Mapping[str, Any]]], list[Decision]]:
         parsed, states = self._states(query, passages)
-        return parsed, decide_many(self.rubric, states, self.judge)
+        return parsed, self.decider.decide_many(self.rubric, states)
 
     async def aselect(self, query: str, passages: Sequence[str | Mapping[str, Any]]) -> PassageSelection:
         parsed, states = self._states(query, passages)
-        return self._assemble(parsed, await adecide_many(self.rubric, states, self.judge))
+        return self._assemble(parsed, await self.decider.adecide_many(self.rubric, states))
 
     def _assemble(self, parsed: list[tuple[str, str | None, Mapping[str, Any]]],
                   decisions: list[Decision]) -> PassageSelection:

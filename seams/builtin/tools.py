@@ -31,7 +31,7 @@ from typing import Any
 from ..answers import Answers, ChoiceAnswer, NoulAnswer
 from ..decision import Decision
 from ..errors import InputError, JudgeError
-from ..judges.base import Judge, ask_each
+from ..judges.base import Judge
 from ..questions import MAX_OPTIONS, Choice, Noul
 from ..rubric import Rubric
 from ._common import load_rubric
@@ -131,7 +131,7 @@ class ToolSelector:
                  beam: int = 3, group_size: int = 16, short_words: int = 16, full_words: int = 48) -> None:
         if top_k < 1 or beam < 1 or group_size < 2:
             raise InputError("top_k and beam must be at least 1, group_size at least 2")
-        if judge is not None and not (hasattr(judge, "ask") and hasattr(judge, "aask")):
+        if judge is not None and not isinstance(judge, Judge):
             raise InputError("ToolSelector asks in stages about different states: pass a judge, not a Cascade")
         self.tools = as_tools(tools)
         self.by_name = {t.name: t for t in self.tools}
@@ -156,6 +156,15 @@ class ToolSelector:
 
         return default_judge()
 
+    def _ask(self, judge: Judge, states: list[dict[str, Any]], questions: Mapping[str, Any]) -> list[Answers]:
+        """One stage: `questions` (the rubric's, options replaced) about `states`, asked as the
+        rubric asks them (its `asked_alone` views); a failing judge fails the stage."""
+        answered = self.rubric.answer_many(states, judge, questions=questions)
+        for a in answered:
+            if not isinstance(a, Answers):
+                raise a
+        return answered  # type: ignore[return-value]
+
     def _choice(self, qid: str, options: Mapping[str, str]) -> Choice:
         base = self.rubric.questions[qid]
         return Choice(instructions=base.instructions, criteria=dict(options))
@@ -177,7 +186,7 @@ class ToolSelector:
             gate = self._gate(judge, request, top)
             if len(top) >= 2:
                 full = {n: _words(self.by_name[n].description, self.full_words) or _humanise(n) for n in top}
-                look = judge.ask({"request": request}, {"tool": self._choice("tool", full)})["tool"]
+                look = self._ask(judge, [{"request": request}], {"tool": self._choice("tool", full)})[0]["tool"]
             else:
                 look = ChoiceAnswer.from_probabilities({top[0]: 1.0})
         except JudgeError as exc:
@@ -193,7 +202,7 @@ class ToolSelector:
 
     def _gate(self, judge: Judge, request: str, top: list[str]) -> Answers:
         """`applies` for each top tool alone; the answer is the most confident yes among them."""
-        each = ask_each(judge, self.gate_states(request, top), {"applies": self.rubric.questions["applies"]})
+        each = self._ask(judge, self.gate_states(request, top), {"applies": self.rubric.questions["applies"]})
         return max(each, key=lambda a: a["applies"].noul)  # type: ignore[union-attr]
 
     async def aselect(self, request: str) -> ToolSuggestion:
@@ -209,7 +218,7 @@ class ToolSelector:
             groups = self._groups(tools)
             options = {name: _words("tools: " + ", ".join(_humanise(t.name) for t in members), self.full_words)
                        for name, members in groups.items()}
-            answer = judge.ask({"request": request}, {"shortlist": self._choice("shortlist", options)})["shortlist"]
+            answer = self._ask(judge, [{"request": request}], {"shortlist": self._choice("shortlist", options)})[0]["shortlist"]
             best = [n for n, _ in answer.ranked()[: self.beam]]
             groups_taken.extend(best)
             narrowed = [t for n in best for t in groups[n]]
@@ -219,7 +228,7 @@ class ToolSelector:
         if len(tools) == 1:
             return ChoiceAnswer.from_probabilities({tools[0].name: 1.0}), groups_taken
         options = {t.name: t.short(self.short_words) or _humanise(t.name) for t in tools}
-        answers = judge.ask({"request": request}, {"shortlist": self._choice("shortlist", options)})
+        answers = self._ask(judge, [{"request": request}], {"shortlist": self._choice("shortlist", options)})[0]
         return answers["shortlist"], groups_taken  # type: ignore[return-value]
 
     def _groups(self, tools: list[Tool]) -> dict[str, list[Tool]]:
@@ -261,15 +270,8 @@ class ToolSelector:
 
     def _failed(self, exc: JudgeError, judge: Judge) -> ToolSuggestion:
         """A failing judge never suggests a tool: the policy's `on_error` outcome, fail closed."""
-        policy = self.rubric.policy
-        outcome = policy.on_error_outcome
-        if outcome == "raise":
-            raise exc
-        decision = Decision(outcome=outcome, kind=policy.outcomes[outcome], rule="on_error", zone="error",
-                            rubric=self.rubric.name, rubric_version=self.rubric.version,
-                            rubric_hash=self.rubric.hash, model=getattr(judge, "model_id", None),
-                            error=f"{type(exc).__name__}: {exc}")
-        return ToolSuggestion(None, outcome, None, None, [], [], decision)
+        decision = self.rubric.on_error(exc, judge=judge)
+        return ToolSuggestion(None, decision.outcome, None, None, [], [], decision)
 
 
 __all__ = ["Tool", "ToolSelector", "ToolSuggestion", "as_tools"]

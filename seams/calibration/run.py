@@ -1,8 +1,10 @@
 """Running a judge over a labelled set: every item asked once, concurrently, with progress.
 
-Remote judges are asked through their async `aask` under a semaphore (`concurrency` requests
-in flight); a local judge's bulk `ask_many` is used when every item has the same questions,
-since batching pairs is what makes a CPU model fast. Wrap the judge in a `CachedJudge` and a
+A judge that batches (`judge.batches`: a local model) is sent chunks of states through
+`ask_many` when every item has the same questions, since batching pairs is what makes a CPU model
+fast; any other judge is asked item by item through its async `aask` under a semaphore
+(`concurrency` requests in flight). Given the rubric the questions come from, its `asked_alone`
+views are asked. Wrap the judge in a `CachedJudge` and a
 re-run costs nothing; an interrupted run resumes from the cache, because each answer is
 committed as it arrives.
 """
@@ -10,14 +12,17 @@ committed as it arrives.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from ..answers import Answers
 from ..errors import JudgeError
+from ..judges.base import Judge, answer_each
 from .dataset import LabelledItem, LabelledSet
+
+if TYPE_CHECKING:
+    from ..rubric import Rubric
 
 QuestionsFor = Callable[[LabelledItem], Mapping[str, Any]]
 
@@ -61,57 +66,46 @@ class _Progress:
             self._bar.stop()
 
 
-def _is_local(judge: Any) -> bool:
-    from ..rubric.alone import AskedAlone
-
-    if isinstance(judge, AskedAlone):  # a rubric's view of a judge: batch as the judge would
-        judge = judge.judge
-    mod = sys.modules.get("seams.judges.local.judge")
-    return mod is not None and isinstance(judge, mod.LocalJudge)
-
-
-def run_set(dataset: LabelledSet, judge: Any, *, questions_for: QuestionsFor | None = None, concurrency: int = 8,
-            progress: bool = False, batch_size: int = 64, label: str = "judging") -> RunResult:
+def run_set(dataset: LabelledSet, judge: Judge, *, questions_for: QuestionsFor | None = None, concurrency: int = 8,
+            progress: bool = False, batch_size: int = 64, label: str = "judging",
+            rubric: Rubric | None = None) -> RunResult:
     """Ask `judge` every item's questions; return the answers and the per-item failures.
 
     A `JudgeError` on one item is recorded against it (and reported by the caller), never
-    turned into an answer; any other error propagates.
+    turned into an answer; any other error propagates. `rubric`, when the questions are its own,
+    asks them as it does (`asked_alone`).
     """
-    qf = questions_for or dataset.questions_for
-    if _is_local(judge) and all(it.questions is None for it in dataset.items) and questions_for is None:
+    judge = rubric.asking(judge) if rubric is not None else judge
+    if judge.batches and all(it.questions is None for it in dataset.items) and questions_for is None:
         return _run_batched(dataset, judge, batch_size, progress, label)
-    return asyncio.run(arun_set(dataset, judge, questions_for=qf, concurrency=concurrency, progress=progress,
-                                label=label))
+    return asyncio.run(arun_set(dataset, judge, questions_for=questions_for, concurrency=concurrency,
+                                progress=progress, label=label))
 
 
-def _run_batched(dataset: LabelledSet, judge: Any, batch_size: int, progress: bool, label: str) -> RunResult:
+def _run_batched(dataset: LabelledSet, judge: Judge, batch_size: int, progress: bool, label: str) -> RunResult:
     result = RunResult(model=judge.model_id)
     qs = dataset.questions
     items = dataset.items
     with _Progress(len(items), label, progress) as bar:
         for start in range(0, len(items), batch_size):
             chunk = items[start : start + batch_size]
-            try:
-                got = judge.ask_many([it.state for it in chunk], qs)
-            except JudgeError:
-                got = None
-            if got is None:  # find the failing item(s) one by one
-                for it in chunk:
-                    try:
-                        result.answers[it.id] = judge.ask(it.state, qs)
-                    except JudgeError as exc:
-                        result.errors[it.id] = f"{type(exc).__name__}: {exc}"
-            else:
-                for it, ans in zip(chunk, got):
-                    result.answers[it.id] = ans
+            for it, got in zip(chunk, answer_each(judge, [it.state for it in chunk], qs), strict=True):
+                if isinstance(got, Answers):
+                    result.answers[it.id] = got
+                elif isinstance(got, JudgeError):
+                    result.errors[it.id] = f"{type(got).__name__}: {got}"
+                else:
+                    raise got
             bar.advance(len(chunk))
     return result
 
 
-async def arun_set(dataset: LabelledSet, judge: Any, *, questions_for: QuestionsFor | None = None,
-                   concurrency: int = 8, progress: bool = False, label: str = "judging") -> RunResult:
+async def arun_set(dataset: LabelledSet, judge: Judge, *, questions_for: QuestionsFor | None = None,
+                   concurrency: int = 8, progress: bool = False, label: str = "judging",
+                   rubric: Rubric | None = None) -> RunResult:
     """`run_set` for async code: `judge.aask` with at most `concurrency` calls in flight."""
     qf = questions_for or dataset.questions_for
+    judge = rubric.asking(judge) if rubric is not None else judge
     result = RunResult(model=judge.model_id)
     sem = asyncio.Semaphore(max(1, concurrency))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from ..answers import ChoiceAnswer, NoulAnswer
 from ..questions import Choice, Noul, Score
 from .dataset import LabelledItem, LabelledSet
 from .run import RunResult, run_set
+
+if TYPE_CHECKING:
+    from ..rubric import Rubric
 
 QuestionT = Noul | Choice | Score
 
@@ -52,12 +55,13 @@ def _reordered(q: Choice, how: int, rng: random.Random) -> Choice:
 
 
 def stability(dataset: LabelledSet, judge: Any, *, runs: int = 3, reorders: int = 2, seed: int = 0,
-              concurrency: int = 8, progress: bool = False) -> dict[str, Any]:
-    """Test–retest spread over `runs` runs, and Choice winner flips over `reorders` reorderings."""
+              concurrency: int = 8, progress: bool = False, rubric: Rubric | None = None) -> dict[str, Any]:
+    """Test–retest spread over `runs` runs, and Choice winner flips over `reorders` reorderings.
+    `rubric`, when the questions are its own, asks them as it does (`asked_alone`)."""
     if runs < 2:
         raise ValueError(f"test–retest needs at least 2 runs, got {runs}")
     results: list[RunResult] = [run_set(dataset, judge, concurrency=concurrency, progress=progress,
-                                        label=f"run {r + 1}/{runs}") for r in range(runs)]
+                                        label=f"run {r + 1}/{runs}", rubric=rubric) for r in range(runs)]
     ids = [it.id for it in dataset.items if all(it.id in r.answers for r in results)]
     qids = sorted({q for r in results for a in r.answers.values() for q in a.answers})
     out: dict[str, Any] = {"model": results[0].model, "runs": runs, "items": len(ids), "questions": {}}
@@ -89,7 +93,7 @@ def stability(dataset: LabelledSet, judge: Any, *, runs: int = 3, reorders: int 
                 break
             sub = LabelledSet(items, dataset.questions, dataset.path)
             again = run_set(sub, judge, questions_for=qf, concurrency=concurrency, progress=progress,
-                            label=f"{qid}: reorder {how + 1}/{reorders}")
+                            label=f"{qid}: reorder {how + 1}/{reorders}", rubric=rubric)
             for it in items:
                 if it.id in again.answers:
                     total += 1

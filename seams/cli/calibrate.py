@@ -57,10 +57,10 @@ def _load(rubric: str | None, data: Path, columns: str | None):
     return r, ds
 
 
-def _run(ds: Any, j: Any, concurrency: int, quiet: bool):
+def _run(ds: Any, j: Any, r: Any, concurrency: int, quiet: bool):
     from ..calibration.run import run_set
 
-    res = run_set(ds, j, concurrency=concurrency, progress=not quiet)
+    res = run_set(ds, j, concurrency=concurrency, progress=not quiet, rubric=r)
     if not res.answers:
         first = next(iter(res.errors.items()), ("", "no items"))
         raise InputError(f"the judge answered none of the {len(ds)} items (first error: {first[0]}: {first[1]})")
@@ -119,7 +119,7 @@ def eval_(
     with errors_to_exit():
         r, ds = _load(None if rubric == "-" else rubric, data, columns)
         j = _judge(judge, model, api_key, model_dir, cache, no_cache)
-        res = _run(ds, r.asking(j) if r is not None else j, concurrency, quiet or as_json)
+        res = _run(ds, j, r, concurrency, quiet or as_json)
         out = evaluate_set(ds, res, r, n_boot=bootstrap)
         if report is not None:
             from ..calibration.report import eval_report
@@ -202,7 +202,7 @@ def calibrate(
         if r.path is None:
             raise InputError(f"rubric {rubric!r} has no file to write into")
         j = _judge(judge, model, api_key, model_dir, cache, no_cache)
-        res = _run(ds, r.asking(j), concurrency, quiet or as_json)
+        res = _run(ds, j, r, concurrency, quiet or as_json)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the same messages come back as notes
             result = fit_calibration(r, ds, res, opts)
@@ -262,7 +262,7 @@ def check(
             err_console.print(f"[red]fail[/red] {r.path or rubric}: no calibration block; run `seams calibrate`")
             raise typer.Exit(EXIT_FAILED)
         j = _judge(judge, model, api_key, model_dir, cache, no_cache)
-        res = _run(ds, r.asking(j), concurrency, quiet or as_json)
+        res = _run(ds, j, r, concurrency, quiet or as_json)
         out = check_calibration(r, ds, res, alpha=alpha)
         if as_json:
             print_json(out.as_dict())
@@ -301,9 +301,8 @@ def stability(
     with errors_to_exit():
         r, ds = _load(None if rubric == "-" else rubric, data, columns)
         j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)  # never cached: retest must ask
-        j = r.asking(j) if r is not None else j
         out = measure(ds, j, runs=runs, reorders=reorders, seed=seed, concurrency=concurrency,
-                      progress=not (quiet or as_json))
+                      progress=not (quiet or as_json), rubric=r)
         if as_json:
             print_json(out)
             return

@@ -57,7 +57,7 @@ def cache_key(model_id: str, state: Any, question_wire: Mapping[str, Any]) -> st
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class CachedJudge:
+class CachedJudge(Judge):
     """Answers from a SQLite file when it has them, from the wrapped judge when it does not.
 
     Parameters
@@ -277,9 +277,9 @@ class CachedJudge:
         return self._assemble(qs, hits, served, windows, fresh, started)
 
     def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
-        """`ask` over many states with one cache look-up; the misses go to the inner judge's own
-        bulk `ask_many` when it has one (a local model batches them), grouped by the set of
-        questions each state still needs."""
+        """`ask` over many states with one cache look-up; the misses go to the inner judge's
+        `ask_many` (a local model batches them), grouped by the set of questions each state still
+        needs."""
         started = time.perf_counter()
         plans = [self._plan(state, questions) for state in states]
         found = self._lookup(sorted({key for _, keys, _ in plans for key in keys.values()}))

@@ -44,7 +44,7 @@ def _request_key(model: str, state: Any, wired: Mapping[str, WireQuestion]) -> s
     )
 
 
-class Cassette:
+class Cassette(Judge):
     """A judge that replays recorded answers, recording new ones when allowed.
 
     Parameters

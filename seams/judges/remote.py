@@ -58,6 +58,7 @@ from ..errors import (
 )
 from ._retry import RETRY_STATUSES, Attempts, RetryPolicy, retry_after_seconds
 from ._wire import WireQuestion, encode_body, encode_model, encode_state, prepare_questions, split_questions
+from .base import Judge
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-latest"
@@ -336,7 +337,7 @@ def _combine(prepared: _Prepared, parts: list[tuple[str, dict[str, Any], Usage]]
 # --------------------------------------------------------------------------- the judge
 
 
-class RemoteJudge:
+class RemoteJudge(Judge):
     """A judge backed by a System One server.
 
     Parameters

@@ -4,7 +4,7 @@ For every file a rule applies to, the engine splits the file into units (`units.
 only the units a diff touched when there is one (`diff.py`), drops units an inline comment
 suppresses, runs each rule's deterministic check (`checks.py`) and sends to the judge only the
 units no check was sure about and that pass the rule's prefilter. All units of one rule go to
-the judge together (`ask_many` where the judge has it), so a local model batches them.
+the judge together (`Rubric.decide_many`: one `ask_many`), so a local model batches them.
 
 A rule's rubric decides each unit: an outcome of kind `refuse` is a finding at the rule's
 severity; one of kind `review` (the band between the thresholds: the judge is unsure) is a
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..decision import Decision
-from ..errors import InputError, JudgeError, StateError
+from ..errors import InputError, StateError
 from .baseline import Baseline, fingerprint, is_suppressed
 from .checks import CHECKS
 from .rules import SEVERITY_RANK, Rule, glob_match
@@ -227,27 +227,8 @@ def _decide_batch(chunk: list[_Job], judge: Judge) -> list[Decision | str]:
     """
     rubric = chunk[0].rule.rubric
     states = [job.rule.state_for(job.unit.state()) for job in chunk]
-    for s in states:
-        rubric.check_state(s)
-    judge = rubric.asking(judge)
-    ask_many = getattr(judge, "ask_many", None)
-    if ask_many is not None and len(states) > 1:
-        t0 = time.perf_counter()
-        try:
-            answers = ask_many(states, rubric.questions)
-        except (JudgeError, StateError):
-            pass  # find out which unit failed, one by one
-        else:
-            ms = (time.perf_counter() - t0) * 1000 / len(states)
-            return [rubric.decide_answers(a, state=s, keep_state=False, latency_ms=ms)
-                    for a, s in zip(answers, states, strict=True)]
-    out: list[Decision | str] = []
-    for s in states:
-        try:
-            out.append(rubric.decide(s, judge))
-        except StateError as exc:  # e.g. longer than the judge's state budget
-            out.append(str(exc))
-    return out
+    decided = rubric.decide_many(states, judge, return_exceptions=True)
+    return [str(d) if isinstance(d, StateError) else d for d in decided]
 
 
 def _finding(job: _Job, d: Decision | str) -> Finding | None:

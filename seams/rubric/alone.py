@@ -28,7 +28,7 @@ from ..state import canonical_json
 Replacements = Mapping[str, str]
 
 
-class AskedAlone:
+class AskedAlone(Judge):
     """A judge that asks the questions named in `alone` about the state with fields replaced."""
 
     def __init__(self, judge: Judge, alone: Mapping[str, Replacements]) -> None:
@@ -38,6 +38,10 @@ class AskedAlone:
     @property
     def model_id(self) -> str:
         return self.judge.model_id
+
+    @property
+    def batches(self) -> bool:  # type: ignore[override]
+        return self.judge.batches
 
     @property
     def answer_identity(self) -> str:
@@ -78,6 +82,11 @@ class AskedAlone:
 
     def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
         parts = [ask_each(self.judge, [self._project(s, r) for s in states], qs) for r, qs in self._groups(questions)]
+        return [_merge([p[i] for p in parts], questions) for i in range(len(states))]
+
+    async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
+        parts = [await self.judge.aask_many([self._project(s, r) for s in states], qs)
+                 for r, qs in self._groups(questions)]
         return [_merge([p[i] for p in parts], questions) for i in range(len(states))]
 
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 import hashlib
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ..answers import Answers
+from ..answers import Answer, Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ..decision import Decision
-from ..errors import CalibrationWarning, JudgeError, RubricError, StateError
+from ..errors import CalibrationWarning, InputError, JudgeError, RubricError, StateError
+from ..judges.base import Answered, Questions, aanswer_each, answer_each
 from ..judges.remote import warn_if_moving_alias
 from ..policy import RAISE, Verdict, evaluate
 from ..questions import Choice, Noul, Score
@@ -25,6 +26,9 @@ from .schema import RubricSpec
 
 if TYPE_CHECKING:
     from ..judges.base import Judge
+
+#: Answers that code knows for certain, by question id: a float is a Noul's probability.
+Known = Mapping[str, "float | Answer"]
 
 
 def fingerprint(value: Any) -> str:
@@ -177,33 +181,127 @@ class Rubric:
                 )
         return state
 
-    def decide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False) -> Decision:
+    def decide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False,
+               known: Known | None = None) -> Decision:
         """Ask every question about `state` and apply the policy.
 
-        Input errors (a bad state) raise before anything is sent. A judge error becomes the
-        policy's `on_error` outcome (never an `act` outcome), or propagates when it is `raise`.
-        """
-        self.check_state(state)
-        judge = judge if judge is not None else _default_judge()
-        started = time.perf_counter()
-        try:
-            answers = self.asking(judge).ask(state, self.spec.questions)
-        except JudgeError as exc:
-            return self._on_error(exc, judge, state, started, keep_state)
-        return self.decide_answers(answers, state=state, keep_state=keep_state, latency_ms=_ms(started),
-                                   requested_model=getattr(judge, "model_id", None))
+        `known` holds answers that code knows for certain (`{"irreversible": 1.0}`: a float is a
+        Noul's probability; an answer object stands for itself). Those questions are not asked;
+        the judge answers the rest, and the policy reads both.
 
-    async def adecide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False) -> Decision:
+        Input errors (a bad state, an unknown question in `known`) raise before anything is sent.
+        A judge error becomes the policy's `on_error` outcome (never an `act` outcome), or
+        propagates when it is `raise`.
+        """
+        return self.decide_many([state], judge, keep_state=keep_state, known=known)[0]  # type: ignore[return-value]
+
+    async def adecide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False,
+                      known: Known | None = None) -> Decision:
         """`decide` for async code: the judge's `aask`, never blocking the event loop."""
-        self.check_state(state)
+        return (await self.adecide_many([state], judge, keep_state=keep_state, known=known))[0]  # type: ignore[return-value]
+
+    def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                    known: Known | None = None, return_exceptions: bool = False) -> list[Decision | StateError]:
+        """One decision per state, in order: `decide` for many states at once.
+
+        The judge is asked once for all of them (`ask_many`: a local model batches the pairs);
+        when that fails, it is asked state by state, so each state gets its own answers or the
+        policy's `on_error` outcome. `known` applies to every state. With `return_exceptions`, a
+        state the judge refuses as input (a `StateError`, such as one over its token budget) gives
+        that error in its slot; otherwise it is raised.
+        """
+        if not states:
+            return []
+        given = self._known(known)
         judge = judge if judge is not None else _default_judge()
         started = time.perf_counter()
-        try:
-            answers = await self.asking(judge).aask(state, self.spec.questions)
-        except JudgeError as exc:
-            return self._on_error(exc, judge, state, started, keep_state)
-        return self.decide_answers(answers, state=state, keep_state=keep_state, latency_ms=_ms(started),
-                                   requested_model=getattr(judge, "model_id", None))
+        answered = self.answer_many(states, judge, questions=self._unknown(given))
+        return self._decisions(states, answered, given, judge, started, keep_state, return_exceptions)
+
+    async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                           known: Known | None = None, return_exceptions: bool = False) -> list[Decision | StateError]:
+        """`decide_many` for async code: the judge's `aask_many`, never blocking the event loop."""
+        if not states:
+            return []
+        given = self._known(known)
+        judge = judge if judge is not None else _default_judge()
+        started = time.perf_counter()
+        answered = await self.aanswer_many(states, judge, questions=self._unknown(given))
+        return self._decisions(states, answered, given, judge, started, keep_state, return_exceptions)
+
+    def answer_many(self, states: Sequence[Any], judge: Judge | None = None, *,
+                    questions: Questions | None = None) -> list[Answered]:
+        """The rubric's questions about each state, asked as this rubric asks them (its `asked_alone`
+        views): one `ask_many`, falling back to one `ask` per state, so each slot holds that state's
+        answers or the error it met. States are checked before anything is sent.
+
+        `questions` replaces the rubric's for one stage of a seam (the tool selector's Choices, whose
+        options are the roster); their ids are the rubric's, so `asked_alone` still applies.
+        """
+        states, judge, qs = self._prepare(states, judge, questions)
+        if not qs:
+            return [Answers(model=judge.model_id, answers={}) for _ in states]
+        return answer_each(judge, states, qs)
+
+    async def aanswer_many(self, states: Sequence[Any], judge: Judge | None = None, *,
+                           questions: Questions | None = None) -> list[Answered]:
+        """`answer_many` for async code: `aask_many`, falling back to one `aask` per state."""
+        states, judge, qs = self._prepare(states, judge, questions)
+        if not qs:
+            return [Answers(model=judge.model_id, answers={}) for _ in states]
+        return await aanswer_each(judge, states, qs)
+
+    def _prepare(self, states: Sequence[Any], judge: Judge | None,
+                 questions: Questions | None) -> tuple[list[Any], Judge, Questions]:
+        """Check every state before anything is sent; the judge as this rubric asks it."""
+        if isinstance(states, (str, bytes, Mapping)):
+            raise StateError("give a sequence of states; use decide() for one state")
+        checked = [self.check_state(s) for s in states]
+        judge = self.asking(judge if judge is not None else _default_judge())
+        return checked, judge, self.spec.questions if questions is None else questions
+
+    def _unknown(self, given: Mapping[str, Any]) -> dict[str, Noul | Choice | Score]:
+        """The questions left to ask when `given` are known."""
+        return {qid: q for qid, q in self.spec.questions.items() if qid not in given}
+
+    def _known(self, known: Known | None) -> dict[str, Any]:
+        """`known` as answer objects, each checked against the question it answers."""
+        out: dict[str, Any] = {}
+        for qid, value in (known or {}).items():
+            q = self.spec.questions.get(qid)
+            if q is None:
+                raise InputError(f"known answer for {qid!r}, which is not a question of rubric {self.name!r}; "
+                                 f"questions: {list(self.spec.questions)}")
+            if isinstance(value, bool | int | float) and isinstance(q, Noul):
+                if not 0.0 <= float(value) <= 1.0:
+                    raise InputError(f"known answer for {qid!r} must be a probability in [0, 1], got {value!r}")
+                out[qid] = NoulAnswer(noul=float(value))
+            elif isinstance(value, NoulAnswer | ChoiceAnswer | ScoreAnswer) and value.type == q.type:
+                out[qid] = value
+            else:
+                raise InputError(f"known answer for {q.type} question {qid!r} must be "
+                                 f"{'a probability or ' if isinstance(q, Noul) else ''}a {q.type} answer, got {value!r}")
+        return out
+
+    def _decisions(self, states: list[Any], answered: Sequence[Answered], given: dict[str, Any], judge: Judge,
+                   started: float, keep_state: bool, return_exceptions: bool) -> list[Decision | StateError]:
+        """The policy applied to each state's answers (the known ones merged in), or `on_error`."""
+        ms = _ms(started) / max(1, len(states))
+        out: list[Decision | StateError] = []
+        for state, got in zip(states, answered, strict=True):
+            if isinstance(got, StateError):
+                if not return_exceptions:
+                    raise got
+                out.append(got)
+            elif isinstance(got, JudgeError):
+                out.append(self.on_error(got, judge=judge, state=state, latency_ms=ms, keep_state=keep_state))
+            else:
+                if given:
+                    merged = {**got.answers, **given}
+                    got = got.model_copy(update={"answers": {q: merged[q] for q in self.spec.questions if q in merged}})
+                out.append(self.decide_answers(got, state=state, keep_state=keep_state, latency_ms=ms,
+                                               requested_model=judge.model_id))
+        return out
 
     def decide_answers(
         self,
@@ -257,7 +355,10 @@ class Rubric:
             )
         return bool(reasons)
 
-    def _on_error(self, exc: JudgeError, judge: Judge, state: Any, started: float, keep_state: bool) -> Decision:
+    def on_error(self, exc: JudgeError, *, judge: Judge, state: Any = None, latency_ms: float | None = None,
+                 keep_state: bool = False) -> Decision:
+        """The decision for a judge that failed: the policy's `on_error` outcome (fail closed,
+        never an act outcome), or `exc` raised when the policy says `raise`."""
         policy = self.spec.policy
         outcome = policy.on_error_outcome
         if outcome == RAISE:
@@ -270,8 +371,8 @@ class Rubric:
             rubric=self.name,
             rubric_version=self.version,
             rubric_hash=self.hash,
-            model=getattr(judge, "model_id", None),
-            latency_ms=_ms(started),
+            model=judge.model_id,
+            **({} if latency_ms is None else {"latency_ms": latency_ms}),
             error=f"{type(exc).__name__}: {exc}",
             state=state if keep_state else None,
         )

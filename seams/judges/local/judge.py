@@ -81,6 +81,9 @@ class LocalJudge(SyncJudge):
         float model.
     """
 
+    #: The pairs of many states share batches: bulk work sends chunks of states to `ask_many`.
+    batches = True
+
     def __init__(
         self,
         model_dir: str | Path | None = None,
