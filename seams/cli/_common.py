@@ -35,7 +35,7 @@ def make_judge(judge: str, *, model: str | None = None, api_key: str | None = No
     if judge.startswith(("http://", "https://")):
         from ..judges.remote import RemoteJudge
 
-        return RemoteJudge(model or "jev-latest", base_url=judge, api_key=api_key)
+        return RemoteJudge(model, base_url=judge, api_key=api_key)
     raise InputError(f"--judge must be 'local' or an http(s) URL of a System One server, got {judge!r}")
 
 

@@ -14,7 +14,7 @@ from ._common import console, errors_to_exit, print_json
 @app.command()
 def models(
     judge: Annotated[str, typer.Option(help="'local' or the base URL of a System One server.")] = "local",
-    api_key: Annotated[str | None, typer.Option(envvar="TYPESAFE_API_KEY", help="Bearer key for a remote server.", show_default=False)] = None,
+    api_key: Annotated[str | None, typer.Option(help="Bearer key for a remote server (default: $TYPESAFE_API_KEY).", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List the shipped local model, or the models a System One server serves."""

@@ -25,12 +25,12 @@ from ._common import EXIT_USAGE, err_console, errors_to_exit, make_judge
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on. Use 0.0.0.0 to accept remote clients (set --api-key then).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one (printed on start).")] = 8000,
-    model_dir: Annotated[Path | None, typer.Option(envvar="SEAMS_MODEL_DIR", help="A local model directory instead of the shipped model.")] = None,
+    model_dir: Annotated[Path | None, typer.Option(help="A local model directory instead of the shipped model (default: $SEAMS_MODEL_DIR).")] = None,
     api_key: Annotated[str | None, typer.Option(envvar="SEAMS_API_KEY", show_default=False, help="Require 'Authorization: Bearer KEY' on every request (prefer the env variable: arguments show in ps).")] = None,
     threads: Annotated[int | None, typer.Option(min=1, help="onnxruntime intra-op threads (default: one per physical core).")] = None,
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Largest request body accepted, compressed or decoded; larger ones get 413.")] = 4 * 1024 * 1024,
     judge: Annotated[str, typer.Option(help="'local', or the base URL of another System One server to front.")] = "local",
-    upstream_key: Annotated[str | None, typer.Option(envvar="TYPESAFE_API_KEY", show_default=False, help="Bearer key for an upstream --judge URL.")] = None,
+    upstream_key: Annotated[str | None, typer.Option(show_default=False, help="Bearer key for an upstream --judge URL (default: $TYPESAFE_API_KEY).")] = None,
     alias: Annotated[list[str] | None, typer.Option(help="Another model name to answer to, beside jev-latest and the model's id (repeatable).")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")] = "warning",
 ) -> None:

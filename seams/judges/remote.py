@@ -27,7 +27,6 @@ import asyncio
 import gzip
 import json
 import math
-import os
 import re
 import time
 import warnings
@@ -56,15 +55,13 @@ from ..errors import (
     ServiceUnavailable,
     TransportError,
 )
+from ..settings import API_KEY_ENV, settings
 from ._retry import RETRY_STATUSES, Attempts, RetryPolicy, retry_after_seconds
 from ._wire import WireQuestion, encode_body, encode_model, encode_state, prepare_questions, split_questions
 from .base import Judge
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-latest"
-API_KEY_ENV = "TYPESAFE_API_KEY"
-BASE_URL_ENV = "TYPESAFE_BASE_URL"
-MODEL_ENV = "TYPESAFE_DEFAULT_MODEL"
 #: Hosted services that always need a key: asking them without one can only fail.
 KEYED_HOSTS = ("typesafe.ai", "openrouter.ai")
 SYSTEM_ONE_PATH = "/v1/systemone"
@@ -389,13 +386,14 @@ class RemoteJudge(Judge):
         headers: Mapping[str, str] | None = None,
         compression: Literal["zstd", "gzip"] | None = None,
     ) -> None:
-        self._model = (model or os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL).strip()
-        base = (base_url or os.environ.get(BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL).rstrip("/")
+        env = settings()
+        self._model = (model or env.default_model or DEFAULT_MODEL).strip()
+        base = (base_url or env.base_url or DEFAULT_BASE_URL).rstrip("/")
         parts = urlsplit(base)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigError(f"base_url must be an http(s) URL such as {DEFAULT_BASE_URL!r}, got {base!r}")
         self._base_url = base
-        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        key = api_key if api_key is not None else env.api_key
         key = (key or "").strip() or None
         host = parts.hostname.lower()
         if key is None and any(host == h or host.endswith("." + h) for h in KEYED_HOSTS):

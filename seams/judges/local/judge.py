@@ -33,6 +33,7 @@ from tokenizers import Encoding, Tokenizer
 from ...answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer, Usage
 from ...errors import ConfigError, ModelError, QuestionError, StateError
 from ...questions import Choice, Noul, Score, parse_questions
+from ...settings import settings
 from ...state import check_state
 from ..base import SyncJudge
 from .config import ModelConfig, ModelDir, read_model_dir
@@ -101,7 +102,7 @@ class LocalJudge(SyncJudge):
             )
         if intra_op_threads is not None and intra_op_threads < 1:
             raise ConfigError(f"intra_op_threads must be at least 1, got {intra_op_threads}")
-        self._dir = read_model_dir(model_dir)
+        self._dir = read_model_dir(model_dir if model_dir is not None else settings().model_dir)
         self._config = self._dir.config
         self._templates = self._config.hypothesis_templates
         self._tokenizer = _load_tokenizer(self._dir)
