@@ -14,12 +14,12 @@ import asyncio
 import pytest
 
 from seams.builtin.escalation import ConfirmBeforeAct, Escalation, ModelRouter, OutputCheck
-from seams.builtin.memory import MemoryGate, MemoryStore
+from seams.builtin.memory import MemoryGate
 from seams.builtin.passages import PassageGate
 from seams.builtin.tools import ToolSelector
 from seams.errors import InputError
-from seams.rubric import Rubric
 from seams.routing import Cascade
+from seams.rubric import Rubric
 
 from .fixed_judge import FixedJudge
 
