@@ -18,7 +18,7 @@ from servers import OK
 from seams import Choice, Noul, Score
 from seams.answers import Usage
 from seams.errors import StateError
-from seams.judges import CachedJudge, RemoteJudge
+from seams.judges import CachedJudge, RemoteJudge, RetryPolicy
 
 QUESTIONS = {
     "billing": Noul(instructions="Is this about billing?"),
@@ -167,7 +167,7 @@ def test_threads_writing_at_once_lose_nothing(mock, tmp_path) -> None:
         assert len(shared) == len(states) * len(QUESTIONS)
         expected = {s: remote.ask(s, QUESTIONS).answers for s in states}
     # Every entry is readable with the server gone: a judge that can only fail proves they are hits.
-    offline = CachedJudge(RemoteJudge(base_url="http://127.0.0.1:9", max_retries=0), path)
+    offline = CachedJudge(RemoteJudge(base_url="http://127.0.0.1:9", retry=RetryPolicy(max_retries=0)), path)
     assert all(offline.ask(s, QUESTIONS).answers == expected[s] for s in states)
 
 

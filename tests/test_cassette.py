@@ -10,7 +10,7 @@ from servers import OK, jev_mock
 
 from seams import Choice, Noul, Score
 from seams.errors import CassetteError, CassetteMiss, JudgeError, QuestionError
-from seams.judges import Cassette, RemoteJudge
+from seams.judges import Cassette, RemoteJudge, RetryPolicy
 
 QUESTIONS = {
     "billing": Noul(instructions="Is this about billing?"),
@@ -32,7 +32,7 @@ def test_replay_with_the_server_stopped_gives_equal_answers(tmp_path) -> None:
         recorded = record(path, server.url)
         url = server.url
     # The server is gone: a live call would fail.
-    with RemoteJudge(base_url=url, max_retries=0) as dead, pytest.raises(JudgeError):
+    with RemoteJudge(base_url=url, retry=RetryPolicy(max_retries=0)) as dead, pytest.raises(JudgeError):
         dead.ask(STATES[0], QUESTIONS)
     tape = Cassette(path, mode="replay")
     assert tape.model_id == "jev-latest" and len(tape) == 3

@@ -75,9 +75,10 @@ SEMANTIC_FAULTS = {"id-leaks", "batch-leaks", "order-leaks"}
 
 
 def judge(url: str, **kw) -> RemoteJudge:
-    kw.setdefault("max_retries", 0)
-    kw.setdefault("total_budget", 5.0)
-    return RemoteJudge(base_url=url, **kw)
+    """A judge on `url`; retry settings (`max_retries=...`) go into its `RetryPolicy`."""
+    retry = {"max_retries": 0, "total_budget": 5.0}
+    retry.update({k: kw.pop(k) for k in ("max_retries", "total_budget", "backoff_initial", "backoff_max") if k in kw})
+    return RemoteJudge(base_url=url, retry=RetryPolicy(**retry), **kw)
 
 
 @pytest.mark.parametrize("fault", sorted(RESPONSE_FAULTS))
@@ -486,4 +487,11 @@ def test_backoff_is_full_jitter_under_the_ceiling() -> None:
 )
 def test_bad_retry_settings_are_config_errors(kw) -> None:
     with pytest.raises(ConfigError):
-        RemoteJudge(base_url="http://127.0.0.1:1", **kw)
+        judge("http://127.0.0.1:1", **kw)
+
+
+def test_retry_settings_passed_the_old_way_say_how_to_pass_them() -> None:
+    with pytest.raises(ConfigError, match=r"retry=RetryPolicy\(max_retries=0, total_budget=5\)"):
+        RemoteJudge(base_url="http://127.0.0.1:1", max_retries=0, total_budget=5)
+    with pytest.raises(TypeError, match="unexpected keyword argument.*: retries"):
+        RemoteJudge(base_url="http://127.0.0.1:1", retries=2)

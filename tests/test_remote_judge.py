@@ -272,6 +272,57 @@ def test_a_callers_http_client_is_used_and_left_open(mock) -> None:
         assert not client.is_closed
 
 
+def test_a_transport_is_taken_as_httpx_takes_one(mock) -> None:
+    """`transport=` / `async_transport=` go to the clients the judge creates (here real
+    loopback transports that count what they carry)."""
+    import httpx
+
+    class Counting(httpx.HTTPTransport):
+        n = 0
+
+        def handle_request(self, request):
+            Counting.n += 1
+            return super().handle_request(request)
+
+    class ACounting(httpx.AsyncHTTPTransport):
+        n = 0
+
+        async def handle_async_request(self, request):
+            ACounting.n += 1
+            return await super().handle_async_request(request)
+
+    with RemoteJudge(base_url=mock.url, transport=Counting(), async_transport=ACounting()) as judge:
+        one = judge.ask("hi", QUESTION_SETS["support"])
+        other = asyncio.run(judge.aask("hi", QUESTION_SETS["support"]))
+    assert (Counting.n, ACounting.n) == (1, 1) and one.answers == other.answers
+    with pytest.raises(ConfigError, match="not both"), httpx.Client() as client:
+        RemoteJudge(base_url=mock.url, transport=Counting(), http_client=client)
+
+
+def test_a_client_it_creates_and_one_passed_in_send_the_same_request(scripted) -> None:
+    import httpx
+
+    server = scripted([OK, OK, OK, OK])
+    with RemoteJudge(base_url=server.url, api_key="k", headers={"X-Team": "t"}) as judge:
+        judge.ask("hi", QUESTION_SETS["support"])
+        asyncio.run(judge.aask("hi", QUESTION_SETS["support"]))
+    with httpx.Client() as client:
+        async def via_async_client():
+            async with httpx.AsyncClient() as aclient, RemoteJudge(
+                base_url=server.url, api_key="k", headers={"X-Team": "t"}, http_client=client,
+                async_http_client=aclient,
+            ) as judge:
+                judge.ask("hi", QUESTION_SETS["support"])
+                await judge.aask("hi", QUESTION_SETS["support"])
+
+        asyncio.run(via_async_client())
+    wanted = ("authorization", "user-agent", "x-team", "content-type", "accept", "content-length")
+    sent = [{k.lower(): v for k, v in r.headers.items() if k.lower() in wanted} for r in server.requests]
+    assert len(sent) == 4 and all(h == sent[0] for h in sent) and sent[0]["authorization"] == "Bearer k"
+    assert sent[0]["user-agent"].startswith("seams/") and len(sent[0]) == len(wanted)
+    assert all(r.body == server.requests[0].body for r in server.requests)
+
+
 @pytest.mark.parametrize("compression", ["zstd", "gzip"])
 def test_compression_of_long_bodies(scripted, compression) -> None:
     server = scripted([OK])

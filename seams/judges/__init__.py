@@ -1,5 +1,6 @@
 """Judges: anything that answers questions about a state (local model, remote server, wrappers)."""
 
+from ._retry import RetryPolicy
 from .base import Judge, SyncJudge
 
 _default: Judge | None = None
@@ -42,6 +43,7 @@ __all__ = [
     "Judge",
     "LocalJudge",
     "RemoteJudge",
+    "RetryPolicy",
     "SyncJudge",
     "default_judge",
     "is_moving_alias",

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
+from ..errors import ConfigError
+
 #: Statuses worth another try: the server may answer differently in a moment.
 RETRY_STATUSES = frozenset({408, 429, *range(500, 600)})
 
@@ -76,13 +78,13 @@ class RetryPolicy:
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_retries, int) or self.max_retries < 0:
-            raise ValueError(f"max_retries must be a non-negative integer, got {self.max_retries!r}")
+            raise ConfigError(f"max_retries must be a non-negative integer, got {self.max_retries!r}")
         for name in ("backoff_initial", "backoff_max", "total_budget"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a non-negative number of seconds, got {value!r}")
+                raise ConfigError(f"{name} must be a non-negative number of seconds, got {value!r}")
         if self.total_budget == 0:
-            raise ValueError("total_budget must be positive")
+            raise ConfigError("total_budget must be positive")
 
     def backoff(self, retry: int) -> float:
         """The wait before retry number `retry` (1 for the first), with full jitter."""

@@ -352,15 +352,19 @@ class RemoteJudge(Judge):
     timeout
         Seconds for one attempt (connect, send, wait, read). 10 s, like the official SDK: an
         answer takes well under a second, so a longer wait is a stuck connection.
-    total_budget
-        Seconds for the whole call, retries and waits included.
-    max_retries
-        Retries after the first attempt.
+    retry
+        A `RetryPolicy`: retries after the first attempt, the backoff, and the total budget for
+        one call, retries and waits included (default `RetryPolicy()`: 3 retries, 0.5–8 s
+        backoff, 60 s).
     max_concurrency
         Requests in flight at once from `aask`/`ask_many` fan-out; beyond it calls queue.
     http_client, async_http_client
-        Your own httpx clients (proxies, TLS, transports). They are used as given and left open:
-        whoever creates a client closes it.
+        Your own httpx clients (proxies, TLS, auth, event hooks). They are used as given and left
+        open: whoever creates a client closes it.
+    transport, async_transport
+        An httpx transport for the clients this judge creates, as `httpx.Client(transport=...)`
+        takes one (`httpx.MockTransport` in tests, a `WSGITransport`, custom retries at the
+        connection level). Not with a client of your own: give that client the transport.
     headers
         Extra headers for every request.
     compression
@@ -376,16 +380,17 @@ class RemoteJudge(Judge):
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 10.0,
-        total_budget: float = 60.0,
-        max_retries: int = 3,
+        retry: RetryPolicy | None = None,
         max_concurrency: int = 16,
-        backoff_initial: float = 0.5,
-        backoff_max: float = 8.0,
         http_client: httpx.Client | None = None,
         async_http_client: httpx.AsyncClient | None = None,
+        transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
         headers: Mapping[str, str] | None = None,
         compression: Literal["zstd", "gzip"] | None = None,
+        **removed: Any,
     ) -> None:
+        _refuse_removed(removed)
         env = settings()
         self._model = (model or env.default_model or DEFAULT_MODEL).strip()
         base = (base_url or env.base_url or DEFAULT_BASE_URL).rstrip("/")
@@ -407,15 +412,13 @@ class RemoteJudge(Judge):
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if not (isinstance(max_concurrency, int) and max_concurrency >= 1):
             raise ConfigError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
-        try:
-            self._policy = RetryPolicy(
-                max_retries=max_retries,
-                backoff_initial=backoff_initial,
-                backoff_max=backoff_max,
-                total_budget=total_budget,
-            )
-        except ValueError as e:
-            raise ConfigError(str(e)) from None
+        if retry is not None and not isinstance(retry, RetryPolicy):
+            raise ConfigError(f"retry must be a RetryPolicy, got {type(retry).__name__}")
+        if transport is not None and http_client is not None:
+            raise ConfigError("give transport= or http_client=, not both: give your client its transport")
+        if async_transport is not None and async_http_client is not None:
+            raise ConfigError("give async_transport= or async_http_client=, not both: give your client its transport")
+        self._policy = retry if retry is not None else RetryPolicy()
         self._timeout = float(timeout)
         self._max_concurrency = max_concurrency
         self._model_json = encode_model(self._model)
@@ -429,31 +432,18 @@ class RemoteJudge(Judge):
         if key is not None:
             hdrs["Authorization"] = f"Bearer {key}"
         hdrs.update(headers or {})
-        self._headers = hdrs
         if compression not in (None, "zstd", "gzip"):
             raise ConfigError(f"compression must be 'zstd', 'gzip' or None, got {compression!r}")
         self._compression = compression
-        # Normalised once to raw (name, value) pairs, Host first as httpx puts it; one list per
-        # body encoding. Each request adds only its Content-Length (see `_new_request`).
-        self._header_raw: dict[str | None, list[tuple[bytes, bytes]]] = {
-            None: _raw_headers(hdrs, self._url.netloc)
-        }
+        # Every request carries these headers (by body encoding), on a client this judge created or
+        # on yours alike: both go through the client's `send`.
+        self._headers: dict[str | None, dict[str, str]] = {None: hdrs}
         if compression is not None:
-            self._header_raw[compression] = _raw_headers(
-                {**hdrs, "Content-Encoding": compression}, self._url.netloc
-            )
-        self._extensions = _timeouts(self._timeout)
+            self._headers[compression] = {**hdrs, "Content-Encoding": compression}
         self._owns_client = http_client is None
-        self._client = (
-            http_client if http_client is not None else httpx.Client(headers=hdrs, timeout=self._timeout)
-        )
-        # Headers go on our own clients once; a caller's client gets them on each request.
-        self._request_headers: dict[str, str] | None = None if self._owns_client else hdrs
-        self._transports = (
-            _transports_for(self._client, (self._url, self._models_url)) if self._owns_client else None
-        )
-        self._atransports: dict[httpx.URL, httpx.AsyncBaseTransport] | None = None
+        self._client = http_client or httpx.Client(timeout=self._timeout, transport=transport)
         self._user_aclient = async_http_client
+        self._async_transport = async_transport
         self._aclient: httpx.AsyncClient | None = async_http_client
         self._aloop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
@@ -547,47 +537,11 @@ class RemoteJudge(Judge):
     def _request(
         self, method: str, url: httpx.URL, body: bytes | None, timeout: float, encoding: str | None
     ) -> httpx.Response:
-        """One HTTP exchange, body read and connection released.
-
-        On a client this judge created, the request goes straight to the transport httpx chose
-        for the URL (proxies from the environment included): the client layer on top adds only
-        cookie, auth, redirect and event-hook handling that a System One call never uses, and
-        costs about a third of the client's per-request CPU. A client passed in by the caller
-        is always used through its public `send`, so its hooks and auth apply.
-        """
-        transport = self._transports.get(url) if self._transports is not None else None
-        if transport is None:
-            headers = self._request_headers
-            if encoding is not None:
-                headers = {**(headers or {}), "Content-Encoding": encoding}
-            return self._client.request(method, url, content=body, headers=headers, timeout=timeout)
-        request = self._new_request(method, url, body, timeout, encoding)
-        response = transport.handle_request(request)
-        try:
-            response.read()
-        finally:
-            response.close()
-        return response
-
-    def _new_request(
-        self, method: str, url: httpx.URL, body: bytes | None, timeout: float, encoding: str | None
-    ) -> httpx.Request:
-        """The `httpx.Request` for one attempt, built from the pre-normalised headers.
-
-        `Request(content=...)` re-normalises every header, looks up content headers and adds
-        Host and Content-Length on each call (about 6 µs); `Request(stream=...)` takes the
-        headers as given, so this passes exactly what httpx would have added: Host (already in
-        the list) and, for a body, its Content-Length.
-        """
-        headers = self._header_raw[encoding]
-        if body is None:
-            body = b""
-            if method in ("POST", "PUT", "PATCH"):  # httpx sends an explicit empty length for these
-                headers = [*headers, (b"Content-Length", b"0")]
-        else:
-            headers = [*headers, (b"Content-Length", str(len(body)).encode("ascii"))]
-        ext = self._extensions if timeout == self._timeout else _timeouts(timeout)
-        return httpx.Request(method, url, headers=headers, stream=httpx.ByteStream(body), extensions=ext)
+        """One HTTP exchange through the client's public `send` (its transport, proxies, auth and
+        event hooks apply, whoever made the client), body read and connection released."""
+        request = self._client.build_request(method, url, content=body, headers=self._headers[encoding],
+                                             timeout=timeout)
+        return self._client.send(request)
 
     def close(self) -> None:
         """Close the HTTP client this judge created (a client you passed in stays open)."""
@@ -640,9 +594,7 @@ class RemoteJudge(Judge):
         """Async `list_models`."""
         return _read_models((await self._asend("GET", self._models_url, None)).content)
 
-    def _async_state(
-        self,
-    ) -> tuple[httpx.AsyncClient, asyncio.Semaphore, dict[httpx.URL, httpx.AsyncBaseTransport] | None]:
+    def _async_state(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
         """The async client and semaphore for the running loop, made on first use in each loop.
 
         An httpx.AsyncClient's connections and an asyncio.Semaphore belong to one event loop;
@@ -651,18 +603,17 @@ class RemoteJudge(Judge):
         loop = asyncio.get_running_loop()
         if self._aloop is not loop:
             if self._user_aclient is None:
-                self._aclient = httpx.AsyncClient(headers=self._headers, timeout=self._timeout)
-                self._atransports = _transports_for(self._aclient, (self._url, self._models_url))
+                self._aclient = httpx.AsyncClient(timeout=self._timeout, transport=self._async_transport)
             self._semaphore = asyncio.Semaphore(self._max_concurrency)
             self._aloop = loop
         assert self._aclient is not None and self._semaphore is not None
-        return self._aclient, self._semaphore, self._atransports
+        return self._aclient, self._semaphore
 
     async def _asend(self, method: str, url: httpx.URL, body: bytes | None) -> httpx.Response:
         """Async `_send`: the same loop, the same `_failed_attempt` decisions, awaiting instead."""
         if self._closed:
             raise ConfigError("this RemoteJudge is closed")
-        client, semaphore, transports = self._async_state()
+        client, semaphore = self._async_state()
         body, encoding = self._encode(body)
         async with semaphore:
             attempts = self._policy.start()
@@ -671,7 +622,7 @@ class RemoteJudge(Judge):
                 remaining = _next_attempt(attempts, last)
                 try:
                     outcome: httpx.Response | Exception = await self._arequest(
-                        client, transports, method, url, body, min(self._timeout, remaining), encoding
+                        client, method, url, body, min(self._timeout, remaining), encoding
                     )
                 except (httpx.TransportError, httpx.InvalidURL) as e:
                     outcome = e
@@ -681,29 +632,12 @@ class RemoteJudge(Judge):
                 await asyncio.sleep(wait)
 
     async def _arequest(
-        self,
-        client: httpx.AsyncClient,
-        transports: dict[httpx.URL, httpx.AsyncBaseTransport] | None,
-        method: str,
-        url: httpx.URL,
-        body: bytes | None,
-        timeout: float,
+        self, client: httpx.AsyncClient, method: str, url: httpx.URL, body: bytes | None, timeout: float,
         encoding: str | None,
     ) -> httpx.Response:
         """Async mirror of `_request`."""
-        transport = transports.get(url) if transports is not None else None
-        if transport is None:
-            headers = None if self._user_aclient is None else self._headers
-            if encoding is not None:
-                headers = {**(headers or {}), "Content-Encoding": encoding}
-            return await client.request(method, url, content=body, headers=headers, timeout=timeout)
-        request = self._new_request(method, url, body, timeout, encoding)
-        response = await transport.handle_async_request(request)
-        try:
-            await response.aread()
-        finally:
-            await response.aclose()
-        return response
+        request = client.build_request(method, url, content=body, headers=self._headers[encoding], timeout=timeout)
+        return await client.send(request)
 
     async def aclose(self) -> None:
         """Close both HTTP clients this judge created."""
@@ -726,33 +660,19 @@ class RemoteJudge(Judge):
         await self.aclose()
 
 
-def _raw_headers(headers: Mapping[str, str], netloc: bytes) -> list[tuple[bytes, bytes]]:
-    """Headers as httpx normalises them, Host first unless given; framing headers are dropped,
-    since each request states its own Content-Length."""
-    raw = [
-        (k, v)
-        for k, v in httpx.Headers(headers).raw
-        if k.lower() not in (b"content-length", b"transfer-encoding")
-    ]
-    if not any(k.lower() == b"host" for k, _ in raw):
-        raw.insert(0, (b"Host", netloc))
-    return raw
+#: The retry settings `RemoteJudge` once took one by one; they are `RetryPolicy` fields now.
+_RETRY_FIELDS = ("max_retries", "backoff_initial", "backoff_max", "total_budget")
 
 
-def _timeouts(seconds: float) -> dict[str, dict[str, float]]:
-    return {"timeout": {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}}
-
-
-def _transports_for(client: Any, urls: Sequence[httpx.URL]) -> dict[httpx.URL, Any] | None:
-    """The transport httpx would use for each URL (its proxy mounts applied), or None to always
-    go through the client. Reads httpx's `_transport_for_url`; a version without it falls back."""
-    pick = getattr(client, "_transport_for_url", None)
-    if pick is None:
-        return None
-    try:
-        return {url: pick(url) for url in urls}
-    except (AttributeError, TypeError, ValueError, httpx.HTTPError):  # pragma: no cover - changed internals
-        return None
+def _refuse_removed(removed: Mapping[str, Any]) -> None:
+    """A clear error for the retry settings passed the old way, a TypeError for anything else."""
+    if not removed:
+        return
+    old = {k: v for k, v in removed.items() if k in _RETRY_FIELDS}
+    if old:
+        given = ", ".join(f"{k}={v!r}" for k, v in old.items())
+        raise ConfigError(f"RemoteJudge takes its retry settings as one policy: retry=RetryPolicy({given})")
+    raise TypeError(f"RemoteJudge() got unexpected keyword argument(s): {', '.join(sorted(removed))}")
 
 
 def _read_models(content: bytes) -> list[dict[str, Any]]:
