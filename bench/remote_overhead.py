@@ -33,19 +33,20 @@ printed: the whole client above the raw socket, HTTP library included.
 
 Results (2 cores shared with a training run, so figures move between runs)
 -------------------------------------------------------------------------
-Headline ratio seams/sdk over seven runs of 15 rounds x 100 requests: sync 0.38–0.57 (both
-connection modes, typically ~0.55), async 0.54–0.75. The goal of 0.5 is met only on some sync
-runs. Against an instant in-process transport seams' own work is ~60 µs a request, the same sync
-and async (a third of it is reading every answer strictly — sums, argmax, expectation, confidence
-formulas, checks the SDK does not make — the rest validating and encoding the request and
-building the `httpx.Request`); in place, with caches cold after the network calls, it is
-~110–145 µs sync and ~180–240 µs async above httpx's transport, where the extra async share is
-httpx's async transport handling a fresh request. The SDK's ~210–350 µs is pydantic round trips,
-tenacity, logging and httpx2's client layer. The whole client above a raw socket, HTTP library
-included, is 0.59–0.79 of the SDK's sync and 1.06–1.23 async: httpx's own transport costs more
-than httpx2's (a little sync, 150–300 µs async, its anyio-based streams), and that part is the
-HTTP library, not seams. Every figure here is well under a millisecond; a real System One call
-takes tens to hundreds of milliseconds.
+Since seams sends every request through httpx's public `Client.send` (the same path for a client
+it creates and one passed in; before, its own client bypassed the client layer and called the
+transport with a hand-built request), one run of 15 rounds x 100 requests on the same machine
+read, before → after: headline seams/sdk sync 0.46 → 0.82 (seams 156 → 283 µs above httpx's
+transport, sdk 343 → 346 µs), async 0.51 → 0.89 (207 → 377 µs, sdk 410 → 424 µs); the whole
+client above a raw socket, HTTP library included, sync 0.68 → 0.89 of the SDK's (418 → 547 µs)
+and async 1.07 → 1.19 (1272 → 1422 µs). So httpx's client layer (header merging, cookies, auth,
+redirect and event-hook handling) costs about 130 µs sync and 170 µs async a request: the price
+of one code path, the caller's hooks and httpx's own proxy and transport rules always applying.
+The goal of 0.5 is no longer met. seams' own work against an instant in-process transport is
+still ~60 µs a request (a third of it reading every answer strictly — sums, argmax,
+expectation, confidence formulas, checks the SDK does not make). The SDK's ~210–350 µs is
+pydantic round trips, tenacity, logging and httpx2's client layer. Every figure here is well
+under a millisecond; a real System One call takes tens to hundreds of milliseconds.
 """
 
 from __future__ import annotations

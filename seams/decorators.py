@@ -43,15 +43,6 @@ def current_decision() -> Decision | None:
     return _current.get()
 
 
-def _rubric(rubric: Rubric | str | Path) -> Rubric:
-    if isinstance(rubric, Rubric):
-        return rubric
-    text = str(rubric)
-    if text.endswith((".yaml", ".yml")) and Path(text).exists():
-        return Rubric.load(text)
-    return Rubric.builtin(text)
-
-
 def _state_builder(fn: Callable[..., Any], state: Callable[..., Any] | None,
                    exclude: tuple[str, ...] = ()) -> Callable[..., Any]:
     """The user's builder, or one that makes an object state of the call's bound arguments."""
@@ -91,7 +82,7 @@ class _Seam:
     def __init__(self, fn: Callable[..., Any], rubric: Rubric | str | Path, state: Callable[..., Any] | None,
                  judge: Judge | Decider | None, audit: AuditLog | None, exclude: tuple[str, ...] = ()) -> None:
         self.fn = fn
-        self.rubric = _rubric(rubric)
+        self.rubric = Rubric.resolve(rubric)
         self.build = _state_builder(fn, state, exclude)
         self.decider = as_decider(judge)
         self.audit = audit

@@ -13,15 +13,9 @@ from ..rubric import Rubric
 
 
 def load_rubric(rubric: Rubric | str | Path | None, default: str) -> Rubric:
-    """A rubric given as an object, a built-in name or a path; the seam's built-in when None."""
-    if rubric is None:
-        return Rubric.builtin(default)
-    if isinstance(rubric, Rubric):
-        return rubric
-    text = str(rubric)
-    if text.endswith((".yaml", ".yml")):
-        return Rubric.load(text)
-    return Rubric.builtin(text)
+    """The rubric a seam was given (`Rubric.resolve`: an object, a path or a built-in name); the
+    seam's own built-in when None."""
+    return Rubric.resolve(default if rubric is None else rubric)
 
 
 __all__ = ["load_rubric"]

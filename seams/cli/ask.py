@@ -19,10 +19,7 @@ from ._common import EXIT_FAILED, console, errors_to_exit, escape, fmt_p, make_j
 def _load_rubric(ref: str):
     from ..rubric import Rubric
 
-    path = Path(ref)
-    if path.suffix in (".yaml", ".yml") or path.exists():
-        return Rubric.load(path)
-    return Rubric.builtin(ref)
+    return Rubric.resolve(ref)
 
 
 def _inline_question(text: str, options: str | None, levels: str | None) -> Noul | Choice | Score:

@@ -84,6 +84,25 @@ class Rubric:
         return cls(spec)
 
     @classmethod
+    def resolve(cls, ref: Rubric | str | Path) -> Rubric:
+        """A rubric reference as every entry point takes one (`gate(...)`, a seam's `rubric=`, the
+        CLI): a `Rubric` as it is, a path to a rubric file, or a built-in rubric's name
+        (`passage-gate`, `lint/swallowed-error`). A file that exists wins over a built-in of the
+        same name; a reference that is neither is one `RubricError`, whichever was meant."""
+        if isinstance(ref, Rubric):
+            return ref
+        if not isinstance(ref, (str, Path)) or not str(ref).strip():
+            raise RubricError(f"a rubric is a Rubric, a rubric file's path or a built-in rubric's name, got {ref!r}")
+        if Path(ref).is_file():
+            return cls.load(ref)
+        try:
+            path = builtin_path(str(ref))
+        except RubricError:
+            raise RubricError(f"no such rubric file, and no built-in rubric named {str(ref)!r}; "
+                              f"built-in rubrics: {builtin_names()}") from None
+        return cls.load(path)
+
+    @classmethod
     def builtin(cls, name: str) -> Rubric:
         """A rubric shipped with seams, by name (`memory-admission`, `lint/swallowed-error`)."""
         path = builtin_path(name)
