@@ -140,6 +140,7 @@ def gate(
     A review decision with neither `escalate` nor `queue` is refused: when nobody can look, the
     gate fails closed.
     """
+    rubric = Rubric.resolve(rubric)  # a bad reference fails here, where it is written
 
     def wrap(fn: F) -> F:
         seam = _Seam(fn, rubric, state, judge, audit)
@@ -253,6 +254,7 @@ def route(
     """
     if branches is not None and choices is not None:
         raise InputError("give either branches (outcome → function) or choices (outcome → value), not both")
+    rubric = Rubric.resolve(rubric)
 
     def wrap(fn: F) -> F:
         seam = _Seam(fn, rubric, state, judge, audit, exclude=(param,) if choices is not None else ())

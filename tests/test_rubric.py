@@ -190,3 +190,36 @@ def test_from_dict():
     assert r.policy.rules[0].low_ == 0.5
     with pytest.raises(RubricError, match="questions"):
         Rubric.from_dict({"name": "x", "policy": {"outcomes": {"a": "act"}, "default": "a"}})
+
+
+def test_one_resolve_for_a_rubric_reference_everywhere(tmp_path, monkeypatch):
+    """`gate(...)`, a seam's `rubric=` and the CLI resolve a reference the same way, with one error."""
+    from typer.testing import CliRunner
+
+    from seams.builtin.passages import PassageGate
+    from seams.cli import _register, app
+    from seams.decorators import gate
+
+    p = tmp_path / "g.yaml"
+    p.write_text(GOOD)
+    assert Rubric.resolve(p).path == str(p) and Rubric.resolve(str(p)).path == str(p)
+    assert Rubric.resolve("passage-gate").name == Rubric.resolve("passage-gate.yaml").name == "passage-gate"
+    r = Rubric.resolve("lint/swallowed-error")
+    assert Rubric.resolve(r) is r
+    messages = []
+    for attempt in (lambda: Rubric.resolve("missing.yaml"), lambda: gate("missing.yaml"),
+                    lambda: PassageGate(rubric="missing.yaml")):
+        with pytest.raises(RubricError) as info:
+            attempt()
+        messages.append(str(info.value))
+    assert len(set(messages)) == 1
+    assert "no such rubric file, and no built-in rubric named 'missing.yaml'" in messages[0]
+    assert "passage-gate" in messages[0]  # the built-in names are listed
+    _register()
+    out = CliRunner().invoke(app, ["ask", "missing.yaml", "--state", "s"])
+    assert out.exit_code == 2 and "no such rubric file, and no built-in rubric named 'missing.yaml'" in out.output
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "passage-gate").write_text(GOOD)  # a file that exists wins over the built-in name
+    assert Rubric.resolve("passage-gate").name == Rubric.loads(GOOD).name
+    with pytest.raises(RubricError, match="a rubric is a Rubric"):
+        Rubric.resolve(3)
