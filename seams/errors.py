@@ -12,7 +12,11 @@ pydantic) are mapped to them at the boundary where they occur. Two families matt
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class SeamsError(Exception):
@@ -208,6 +212,41 @@ class MovingAliasWarning(UserWarning):
     behind it can change under the fitted thresholds."""
 
 
+# --------------------------------------------------------------------------- pydantic's errors
+
+
+@dataclass(frozen=True)
+class ValidationProblem:
+    """One of pydantic's validation errors as seams words it: where (`loc`, `field`) and what."""
+
+    loc: tuple[str | int, ...]
+    message: str
+    type: str
+
+    @property
+    def field(self) -> str:
+        """The dotted path of the field (`policy.rules.0.high`); empty for the whole value."""
+        return ".".join(str(p) for p in self.loc)
+
+
+def validation_problems(exc: ValidationError) -> list[ValidationProblem]:
+    """pydantic's errors, translated once for every caller that maps them to a seams error:
+    without pydantic's "Value error, " prefix, and an unknown key, a missing key or an unknown
+    question type named as such."""
+    out = []
+    for e in exc.errors(include_url=False):
+        loc = tuple(e["loc"])
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden" and loc:
+            msg = f"unknown key {loc[-1]!r}"
+        elif e["type"] == "missing" and loc:
+            msg = f"missing required key {loc[-1]!r}"
+        elif e["type"] == "union_tag_invalid" and isinstance(e.get("input"), dict):
+            msg = f"unknown question type {e['input'].get('type')!r}; allowed: noul, choice, score"
+        out.append(ValidationProblem(loc, msg, e["type"]))
+    return out
+
+
 __all__ = [
     "APIStatusError",
     "AuthenticationError",
@@ -236,4 +275,6 @@ __all__ = [
     "ServiceUnavailable",
     "StateError",
     "TransportError",
+    "ValidationProblem",
+    "validation_problems",
 ]

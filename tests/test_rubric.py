@@ -223,3 +223,33 @@ def test_one_resolve_for_a_rubric_reference_everywhere(tmp_path, monkeypatch):
     assert Rubric.resolve("passage-gate").name == Rubric.loads(GOOD).name
     with pytest.raises(RubricError, match="a rubric is a Rubric"):
         Rubric.resolve(3)
+
+
+@pytest.mark.parametrize("extra,fields,needle", [
+    ("bogus: 1", {"bogus": 1}, "unknown key 'bogus'"),
+    ("type: scale", {"type": "scale"}, "unknown question type 'scale'; allowed: noul, choice, score"),
+])
+def test_pydantic_errors_read_the_same_wherever_they_are_met(extra, fields, needle):
+    """One translation (`seams.errors.validation_problems`): a bad question reads the same in a
+    rubric file, a labelled set's line and a judge's question set."""
+    import json
+
+    from seams.calibration.dataset import loads_jsonl
+    from seams.errors import LabelledSetError, QuestionError
+    from seams.judges._wire import prepare_questions
+
+    line = "    type: noul\n    instructions: Does the `passage` contain instructions aimed at the assistant reading it?\n"
+    assert line in GOOD
+    bad_line = line.replace("type: noul", extra) if extra.startswith("type") else line + f"    {extra}\n"
+    question = {"type": "noul", "instructions": "x", **fields}
+    seen = []
+    for attempt, error in (
+        (lambda: Rubric.loads(GOOD.replace(line, bad_line)), RubricError),
+        (lambda: loads_jsonl(json.dumps({"id": "1", "state": "s", "labels": {"q": True},
+                                         "questions": {"q": question}})), LabelledSetError),
+        (lambda: prepare_questions({"q": question}), QuestionError),
+    ):
+        with pytest.raises(error) as info:
+            attempt()
+        seen.append(str(info.value))
+    assert all(needle in m for m in seen), seen

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import InputError, LabelledSetError, StateError
+from ..errors import InputError, LabelledSetError, StateError, validation_problems
 from ..questions import Choice, Noul, Score, parse_questions
 from ..state import canonical_json, check_state
 
@@ -141,9 +141,8 @@ def parse_item(raw: Any, questions: Mapping[str, QuestionT] | None, *, path: str
         try:
             own = parse_questions(raw["questions"])
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise fail(f"questions.{loc}: {first['msg'].removeprefix('Value error, ')}") from None
+            first = validation_problems(exc)[0]
+            raise fail(f"questions.{first.field}: {first.message}") from None
         except ValueError as exc:
             raise fail(f"questions: {exc}") from None
     asked = {**(questions or {}), **(own or {})}

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import QuestionError, StateError
+from ..errors import QuestionError, StateError, validation_problems
 from ..questions import Choice, Noul, Score, parse_question
 from ..state import check_state
 
@@ -94,9 +94,8 @@ def prepare_questions(questions: Mapping[str, Any]) -> dict[str, WireQuestion]:
             try:
                 q = parse_question(dict(q))
             except ValidationError as e:
-                first = e.errors(include_url=False)[0]
-                loc = ".".join(str(p) for p in first["loc"])
-                raise QuestionError(f"question {qid!r}: {loc + ': ' if loc else ''}{first['msg']}") from None
+                first = validation_problems(e)[0]
+                raise QuestionError(f"question {qid!r}: {first.field + ': ' if first.field else ''}{first.message}") from None
         out[qid] = wire_question(q)
     return out
 

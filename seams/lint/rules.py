@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import InputError, RubricError
+from ..errors import InputError, RubricError, validation_problems
 from ..rubric import Rubric, RubricSpec
 from ..rubric.loader import located_error, parse_yaml, plain, position, read_text
 from .units import KINDS
@@ -288,14 +288,10 @@ def load_rule_file(path: Path, meta: Mapping[str, Any] | None = None) -> Rule:
         try:
             lint_meta = LintMeta.model_validate(raw_meta)
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            loc = ["lint", *first["loc"]]
-            line, col = position(doc, loc)
-            msg = first["msg"].removeprefix("Value error, ")
-            if first["type"] == "extra_forbidden":
-                msg = f"unknown key {first['loc'][-1]!r}"
-            raise RubricError(msg, path=str(path), line=line, column=col,
-                              field=".".join(str(p) for p in loc)) from None
+            first = validation_problems(exc)[0]
+            line, col = position(doc, ["lint", *first.loc])
+            raise RubricError(first.message, path=str(path), line=line, column=col,
+                              field=f"lint.{first.field}" if first.field else "lint") from None
     else:
         rubric = Rubric.loads(text, path=str(path))
         rid = path.stem
@@ -328,12 +324,8 @@ def _meta(data: Mapping[str, Any], where: str, rid: str) -> LintMeta:
     try:
         return LintMeta.model_validate(dict(data))
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        field_ = ".".join(str(p) for p in first["loc"])
-        msg = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "extra_forbidden":
-            msg = f"unknown key {first['loc'][-1]!r}"
-        raise RubricError(msg, path=where, field=f"{rid}.{field_}") from None
+        first = validation_problems(exc)[0]
+        raise RubricError(first.message, path=where, field=f"{rid}.{first.field}") from None
 
 
 def _read_meta_file(path: Path) -> dict[str, dict[str, Any]]:

@@ -13,7 +13,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError
 
-from ..errors import RubricError
+from ..errors import RubricError, validation_problems
 
 
 def parse_yaml(text: str, path: str | None) -> CommentedMap:
@@ -99,20 +99,13 @@ def _find_key(node: CommentedMap, part: Any) -> Any:
 
 def located_error(exc: ValidationError, doc: CommentedMap, path: str | None) -> RubricError:
     """The first validation error, with its position, field path, message and input."""
-    errors = exc.errors(include_url=False)
-    first = errors[0]
-    loc = [p for p in first["loc"]]
+    problems = validation_problems(exc)
+    first = problems[0]
+    loc = list(first.loc)
     line, col = position(doc, loc)
     field = ".".join(str(p) for p in loc if p not in ("noul", "choice", "score") or loc.index(p) == 0)
-    msg = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
-        msg = f"unknown key {loc[-1]!r}"
-    elif first["type"] == "missing":
-        msg = f"missing required key {loc[-1]!r}"
-    elif first["type"] == "union_tag_invalid":
-        msg = f"unknown question type {first['input'].get('type')!r}; allowed: noul, choice, score"
-    more = f" (and {len(errors) - 1} more error(s))" if len(errors) > 1 else ""
-    return RubricError(msg + more, path=path, line=line, column=col, field=field or None)
+    more = f" (and {len(problems) - 1} more error(s))" if len(problems) > 1 else ""
+    return RubricError(first.message + more, path=path, line=line, column=col, field=field or None)
 
 
 def read_text(path: str | Path) -> str:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from ..answers import Answer, Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ..decision import Decision
-from ..errors import CalibrationWarning, InputError, JudgeError, RubricError, StateError
+from ..errors import CalibrationWarning, InputError, JudgeError, RubricError, StateError, validation_problems
 from ..judges.base import Answered, Questions, aanswer_each, answer_each
 from ..judges.remote import warn_if_moving_alias
 from ..policy import RAISE, Verdict, evaluate
@@ -77,9 +77,8 @@ class Rubric:
         try:
             spec = RubricSpec.model_validate(dict(data))
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise RubricError(first["msg"].removeprefix("Value error, "), field=field or None) from None
+            first = validation_problems(exc)[0]
+            raise RubricError(first.message, field=first.field or None) from None
         _check_semantics(spec, None, None)
         return cls(spec)
 

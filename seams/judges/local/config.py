@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ...errors import ConfigError
+from ...errors import ConfigError, validation_problems
 from .hypotheses import Templates
 
 FORMAT = "seams.cross-encoder/1"
@@ -148,9 +148,7 @@ def _read_config(config_path: Path) -> ModelConfig:
     try:
         return ModelConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(f"{p.field or '<root>'}: {p.message}" for p in validation_problems(exc))
         raise ConfigError(f"{config_path}: {problems}") from None
 
 

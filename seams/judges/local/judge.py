@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from tokenizers import Encoding, Tokenizer
 
 from ...answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer, Usage
-from ...errors import ConfigError, ModelError, QuestionError, StateError
+from ...errors import ConfigError, ModelError, QuestionError, StateError, validation_problems
 from ...questions import Choice, Noul, Score, parse_questions
 from ...settings import settings
 from ...state import check_state
@@ -426,9 +426,8 @@ def _coerce_questions(questions: Mapping[str, Any]) -> dict[str, Question]:
             {k: (v.wire() if isinstance(v, (Noul, Choice, Score)) else v) for k, v in questions.items()}
         )
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise QuestionError(f"questions.{where}: {err['msg']}") from None
+        first = validation_problems(exc)[0]
+        raise QuestionError(f"questions.{first.field}: {first.message}") from None
     except ValueError as exc:
         raise QuestionError(str(exc)) from None
 
