@@ -17,7 +17,9 @@ not hand one to two reviewers at once, and must not grow past what people can re
 * **export** — resolved items are written as labelled JSONL in the calibration format
   (`{"id", "state", "labels": {question id: label}}`), so review work feeds `seams calibrate`.
 
-One connection per operation keeps the queue safe to share between threads and processes.
+SQLite is opened as every seams store opens it (`seams/database.py`): WAL, `synchronous=FULL`,
+a busy timeout, and one connection per thread and process, so the queue is safe to share
+between threads and processes.
 """
 
 from __future__ import annotations
@@ -28,12 +30,12 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from .database import SQLite
 from .decision import Decision
 from .errors import InputError, QueueError, QueueFull
 from .state import canonical_json, check_state
@@ -140,35 +142,11 @@ class ReviewQueue:
         self.overflow = overflow
         self.busy_timeout_s = busy_timeout_s
         self._clock = clock
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
+        self._db = SQLite(self.path, schema=_SCHEMA, what="review queue", busy_timeout_s=busy_timeout_s)
 
-    # ------------------------------------------------------------------ plumbing
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
-        try:
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA synchronous=FULL")
-            db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
-            yield db
-        finally:
-            db.close()
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One atomic write transaction: taken before any read, so checks and writes agree."""
-        with self._connect() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+    def close(self) -> None:
+        """Close the queue's connections (it reopens them on next use)."""
+        self._db.close()
 
     @staticmethod
     def _item(row: sqlite3.Row) -> ReviewItem:
@@ -221,7 +199,7 @@ class ReviewQueue:
             raise InputError(f"an item key must be a non-empty string, got {key!r}")
         decision_json = decision.to_json_line() if decision is not None else None
         meta_json = canonical_json(dict(meta or {}))
-        with self._write() as db:
+        with self._db.write() as db:
             row = db.execute("SELECT * FROM items WHERE key = ?", (key,)).fetchone()
             n_open = self._open_count(db)
             if row is not None:
@@ -255,7 +233,7 @@ class ReviewQueue:
         if not reviewer:
             raise InputError("a reviewer name is required to claim an item")
         now = self._clock()
-        with self._write() as db:
+        with self._db.write() as db:
             row = db.execute(
                 "SELECT id FROM items WHERE status = 'open' OR (status = 'claimed' AND lease_until < ?) "
                 "ORDER BY id LIMIT 1",
@@ -272,7 +250,7 @@ class ReviewQueue:
 
     def release(self, item_id: int, reviewer: str) -> ReviewItem:
         """Give a claimed item back to the queue without a label."""
-        with self._write() as db:
+        with self._db.write() as db:
             row = self._must_get(db, item_id)
             if row["status"] != "claimed" or row["claimed_by"] != reviewer:
                 raise QueueError(f"item {item_id} is not claimed by {reviewer!r} (status {row['status']})")
@@ -290,7 +268,7 @@ class ReviewQueue:
         """
         clean = self._check_labels(labels)
         now = self._clock()
-        with self._write() as db:
+        with self._db.write() as db:
             row = self._must_get(db, item_id)
             item = self._item(row)
             if item.status == "resolved":
@@ -337,17 +315,17 @@ class ReviewQueue:
     # ------------------------------------------------------------------ reading
 
     def get(self, item_id: int) -> ReviewItem:
-        with self._connect() as db:
+        with self._db.read() as db:
             return self._item(self._must_get(db, item_id))
 
     def get_by_key(self, key: str) -> ReviewItem | None:
-        with self._connect() as db:
+        with self._db.read() as db:
             row = db.execute("SELECT * FROM items WHERE key = ?", (key,)).fetchone()
         return self._item(row) if row is not None else None
 
     def items(self, status: Status | None = None) -> list[ReviewItem]:
         """Every item, oldest first; only those with `status` when given."""
-        with self._connect() as db:
+        with self._db.read() as db:
             if status is None:
                 rows = db.execute("SELECT * FROM items ORDER BY id").fetchall()
             else:
@@ -357,7 +335,7 @@ class ReviewQueue:
     def counts(self) -> dict[str, int]:
         """How many items are open, claimed and resolved."""
         out = {"open": 0, "claimed": 0, "resolved": 0}
-        with self._connect() as db:
+        with self._db.read() as db:
             for row in db.execute("SELECT status, COUNT(*) FROM items GROUP BY status"):
                 out[row[0]] = row[1]
         return out
@@ -365,7 +343,7 @@ class ReviewQueue:
     @property
     def open_items(self) -> int:
         """Items not yet resolved (open or claimed): what capacity is measured against."""
-        with self._connect() as db:
+        with self._db.read() as db:
             return self._open_count(db)
 
     @property
@@ -373,7 +351,7 @@ class ReviewQueue:
         return self.capacity is not None and self.open_items >= self.capacity
 
     def __len__(self) -> int:
-        with self._connect() as db:
+        with self._db.read() as db:
             return db.execute("SELECT COUNT(*) FROM items").fetchone()[0]
 
     # ------------------------------------------------------------------ export

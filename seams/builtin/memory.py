@@ -39,11 +39,9 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -52,6 +50,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..answers import ChoiceAnswer
+from ..database import SQLite
 from ..decision import Decision
 from ..errors import InputError
 from ..instructions import find_instructions
@@ -139,26 +138,7 @@ class MemoryStore:
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-        self._db.row_factory = sqlite3.Row
-        self._lock = threading.RLock()
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        self._db = SQLite(self.path, schema=_SCHEMA, what="memory store")
 
     @staticmethod
     def _memory(row: sqlite3.Row) -> Memory:
@@ -192,7 +172,7 @@ class MemoryStore:
     def add(self, text: str, *, status: MemoryStatus = "active", enriches: str | None = None,
             at: datetime | None = None, meta: dict[str, Any] | None = None) -> Memory:
         """Store a new memory (valid from `at`, now by default)."""
-        with self._tx() as db:
+        with self._db.write() as db:
             if enriches is not None:
                 self._must_get(db, enriches)
             mid = self._insert(db, text, at or _now(), status, enriches, meta)
@@ -202,7 +182,7 @@ class MemoryStore:
                   meta: dict[str, Any] | None = None) -> Memory:
         """Store `text` and close `old_id`'s validity interval at the same instant; delete nothing."""
         at = at or _now()
-        with self._tx() as db:
+        with self._db.write() as db:
             old = self._memory(self._must_get(db, old_id))
             if old.valid_to is not None:
                 raise InputError(f"memory {old_id} was already superseded by {old.superseded_by} at "
@@ -214,7 +194,7 @@ class MemoryStore:
 
     def activate(self, memory_id: str) -> Memory:
         """Promote a held memory to active (a reviewer admitted it)."""
-        with self._tx() as db:
+        with self._db.write() as db:
             self._must_get(db, memory_id)
             db.execute("UPDATE memories SET status = 'active' WHERE id = ?", (memory_id,))
         return self.get(memory_id)
@@ -227,13 +207,13 @@ class MemoryStore:
         return row
 
     def get(self, memory_id: str) -> Memory:
-        with self._lock:
-            return self._memory(self._must_get(self._db, memory_id))
+        with self._db.read() as db:
+            return self._memory(self._must_get(db, memory_id))
 
     def all(self) -> list[Memory]:
         """Every memory ever stored, superseded and held ones included, oldest first."""
-        with self._lock:
-            rows = self._db.execute("SELECT * FROM memories ORDER BY seq").fetchall()
+        with self._db.read() as db:
+            rows = db.execute("SELECT * FROM memories ORDER BY seq").fetchall()
         return [self._memory(r) for r in rows]
 
     def current(self) -> list[Memory]:
@@ -266,12 +246,11 @@ class MemoryStore:
         return [m for _, m in scored[:k]]
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        with self._db.read() as db:
+            return db.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,11 +4,11 @@ Keyed by (model id, canonical state, canonical question JSON) for each question 
 adding a question to a rubric asks only the new one, and a question id (never part of the
 question, never shown to the model) can be renamed without losing its cached answer.
 
-Safe under concurrent use: SQLite in WAL mode (readers never block the writer), a busy timeout
-so concurrent writers from other threads or processes wait instead of failing, one connection
-per thread (and per process after a fork). An entry is committed before `ask` returns, so a
-crash afterwards loses nothing; `synchronous=NORMAL` means only a power loss could drop the most
-recent entries, which costs one more request, never a wrong answer.
+Safe under concurrent use: SQLite is opened as every seams store opens it (`seams/database.py`):
+WAL mode (readers never block the writer), a busy timeout so concurrent writers from other
+threads or processes wait instead of failing, one connection per thread (and per process after
+a fork), `synchronous=FULL`. An entry is committed before `ask` returns, so a crash or a power
+loss afterwards loses nothing.
 
 Opt-in by construction: nothing is cached unless you wrap a judge in a `CachedJudge`. Cached
 answers are re-read with the same strict reader as a server's (`parse_answer`), so a damaged
@@ -21,8 +21,6 @@ import asyncio
 import hashlib
 import json
 import os
-import sqlite3
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,7 +28,8 @@ from types import TracebackType
 from typing import Any, Self
 
 from ..answers import Answers, Usage, parse_answer
-from ..errors import ConfigError, ProtocolError
+from ..database import SQLite
+from ..errors import ProtocolError
 from ..state import canonical_json
 from ._wire import encode_state, prepare_questions
 from .base import Judge, answer_identity, ask_each
@@ -93,15 +92,7 @@ class CachedJudge(Judge):
         self._judge = judge
         self._path = Path(path)
         self._ttl = ttl
-        self._busy_ms = int(busy_timeout * 1000)
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self._connections: list[sqlite3.Connection] = []
-        try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise ConfigError(f"cannot create the cache folder {self._path.parent}: {e}") from None
-        self._conn()  # create the schema now, so a bad path fails here, not on the first ask
+        self._db = SQLite(self._path, schema=_SCHEMA, what="answer cache", busy_timeout_s=busy_timeout)
 
     @property
     def model_id(self) -> str:
@@ -118,38 +109,9 @@ class CachedJudge(Judge):
     def __repr__(self) -> str:
         return f"CachedJudge({self._judge!r}, {str(self._path)!r})"
 
-    # ------------------------------------------------------------------ connections
-
-    def _conn(self) -> sqlite3.Connection:
-        """This thread's connection (a new one after a fork: SQLite handles must not cross it)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and self._local.pid == os.getpid():
-            return conn
-        try:
-            conn = sqlite3.connect(
-                self._path, timeout=self._busy_ms / 1000, isolation_level=None, check_same_thread=False
-            )
-            conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(_SCHEMA)
-        except sqlite3.Error as e:
-            raise ConfigError(f"cannot open the answer cache {self._path}: {e}") from None
-        self._local.conn, self._local.pid = conn, os.getpid()
-        with self._lock:
-            self._connections.append(conn)
-        return conn
-
     def close(self) -> None:
         """Close every connection this cache opened (the wrapped judge is left open)."""
-        with self._lock:
-            conns, self._connections = self._connections, []
-        for conn in conns:
-            try:
-                conn.close()
-            except sqlite3.Error:  # pragma: no cover
-                pass
-        self._local = threading.local()
+        self._db.close()
 
     def __enter__(self) -> Self:
         return self
@@ -162,7 +124,6 @@ class CachedJudge(Judge):
     # ------------------------------------------------------------------ reading and writing
 
     def _lookup(self, keys: list[str]) -> dict[str, tuple[str, str, int]]:
-        conn = self._conn()
         found: dict[str, tuple[str, str, int]] = {}
         # SQLite caps the number of bound parameters (999 on older builds): look up in chunks.
         for start in range(0, len(keys), _LOOKUP_CHUNK):
@@ -172,28 +133,25 @@ class CachedJudge(Judge):
             if self._ttl is not None:
                 sql += " AND created >= ?"
                 params.append(time.time() - self._ttl)
-            found.update((key, (served, answer, windows)) for key, served, answer, windows in conn.execute(sql, params))
+            with self._db.read() as conn:
+                found.update((key, (served, answer, windows)) for key, served, answer, windows in conn.execute(sql, params))
         return found
 
     def _store(self, rows: list[tuple[str, str, str, str, int, float]]) -> None:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self._db.write() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO answers (key, model_id, served, answer, windows, created) VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     def __len__(self) -> int:
-        return self._conn().execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+        with self._db.read() as conn:
+            return conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
 
     def clear(self) -> None:
         """Drop every cached answer."""
-        self._conn().execute("DELETE FROM answers")
+        with self._db.read() as conn:
+            conn.execute("DELETE FROM answers")
 
     # ------------------------------------------------------------------ asking
 
