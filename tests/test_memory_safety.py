@@ -125,10 +125,12 @@ def _closed_port() -> int:
 
 def test_a_failed_judge_holds_the_values_redacted(tmp_path):
     # a judge on a loopback port where nothing listens: the secret question went unasked
+    from seams.judges import RetryPolicy
     from seams.judges.remote import RemoteJudge
 
     store = MemoryStore(tmp_path / "m.db")
-    judge = RemoteJudge("m", base_url=f"http://127.0.0.1:{_closed_port()}", api_key="x", timeout=2.0, max_retries=0)
+    judge = RemoteJudge("m", base_url=f"http://127.0.0.1:{_closed_port()}", api_key="x", timeout=2.0,
+                        retry=RetryPolicy(max_retries=0))
     r = MemoryGate(store, judge=judge).remember("my locker combo is 30-12-44 and the spare key is Blue7")
     assert r.outcome == "hold" and r.decision.zone == "error"
     held = store.get(r.stored.id)
