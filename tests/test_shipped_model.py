@@ -43,8 +43,25 @@ def test_graph_is_int8_with_dynamic_axes() -> None:
     for inp in m.graph.input:
         dims = inp.type.tensor_type.shape.dim
         assert len(dims) == 2 and all(d.dim_param for d in dims), f"{inp.name} needs dynamic batch and sequence"
-    (out,) = m.graph.output
-    assert out.name == "logits"
+    assert [o.name for o in m.graph.output] == ["logits", "features"]
+
+
+def test_the_graph_outputs_the_features_its_config_declares() -> None:
+    """Heads read the pooled pair vector beside the logit (training/add_features.py); the extra
+    output must be the one the config names, one 384-wide row per pair."""
+    import numpy as np
+    import onnxruntime as ort
+
+    cfg = json.loads((MODEL_DIR / "config.json").read_text())
+    assert cfg["features"] == "features"
+    sess = ort.InferenceSession(str(MODEL_DIR / "model.onnx"), providers=["CPUExecutionProvider"])
+    feed = {n: np.array([[101, 2003, 102, 2023, 102], [101, 2054, 102, 0, 0]], dtype=np.int64)
+            for n in ("input_ids",)}
+    feed["attention_mask"] = (feed["input_ids"] != 0).astype(np.int64)
+    feed["token_type_ids"] = np.zeros_like(feed["input_ids"])
+    logits, features = sess.run(["logits", "features"], feed)
+    assert logits.shape == (2, 1) and features.shape == (2, 384)
+    assert np.isfinite(features).all() and not np.allclose(features[0], features[1])
 
 
 def test_default_local_judge_is_the_shipped_model(judge) -> None:
