@@ -14,9 +14,10 @@ and the public held-out splits and held-out wordings of `bench/model_quality.py`
 `training.mixture.build_eval`). Every system answers the same items in the same run:
 
 * each `--model` directory through `LocalJudge` (the shipped one by default; give two to compare);
-* **cosine** — the base encoder's (all-MiniLM-L6-v2, mean-pooled) cosine between hypothesis and
-  state: a Noul's score, a Choice's or Score's argmax over its options' or levels' hypotheses;
-* **bm25** — BM25 of the state against each option's or level's hypothesis (Choices and Scores;
+* **cosine** — the base encoder's (all-MiniLM-L6-v2, mean-pooled) cosine: a Noul's hypothesis
+  against the state; for a Choice or Score the nearest option or level, each one's own text
+  ("name: description", or the level's description) against the state;
+* **bm25** — BM25 of the state against each option's or level's own text (Choices and Scores;
   it has nothing to say about a single Noul);
 * **sparrow** — the PyPI decision model `sparrow-decider`, asked the very same questions.
 
@@ -53,6 +54,14 @@ SPLITS = ("domains", "groups", "wordings")
 
 def _texts(it: Item) -> tuple[list[str], str]:
     return hypotheses(it.question), state_text(focus(it.question, it.state))
+
+
+def option_texts(question: Any) -> list[str]:
+    """What a Choice's options or a Score's levels say on their own, without the instructions:
+    the text a nearest-option baseline compares the state with ("name: description")."""
+    if question.type == "score":
+        return [str(level) for level in question.criteria]
+    return [f"{name.replace('_', ' ')}: {d}" if d else name.replace("_", " ") for name, d in question.criteria.items()]
 
 
 def _names(it: Item) -> list[Any]:
@@ -98,10 +107,13 @@ class CosineSystem:
         self.cos = Cosine(threads)
 
     def answer(self, batch: list[Item]) -> list[np.ndarray]:
+        # a Noul: its hypothesis against the state; a Choice or Score: each option's or level's own
+        # text against the state (the nearest option), the strongest form of this baseline
         out = []
         for it in batch:
             hyps, text = _texts(it)
-            out.append(np.array(self.cos.sim(hyps, [text] * len(hyps))))
+            opts = hyps if it.kind == "noul" else option_texts(it.question)
+            out.append(np.array(self.cos.sim(opts, [text] * len(opts))))
         return out
 
 
@@ -117,11 +129,11 @@ class BM25System:
 
         out = []
         for it in batch:
-            hyps, text = _texts(it)
+            _, text = _texts(it)
             if it.kind == "noul":
                 out.append(np.array([np.nan]))
                 continue
-            bm = BM25Okapi([self._toks(h) or ["_"] for h in hyps])
+            bm = BM25Okapi([self._toks(h) or ["_"] for h in option_texts(it.question)])
             out.append(np.asarray(bm.get_scores(self._toks(text)), dtype=float))
         return out
 

@@ -9,7 +9,7 @@ each item it prints top-1 of:
 
 * **model** — `LocalJudge` over every option (one pair per option);
 * **cosine** — the base encoder's (all-MiniLM-L6-v2, mean-pooled) cosine between the state and
-  each option's hypothesis;
+  each option's own text ("name: description");
 * **features cosine** — the same with the model's own `features` output (its mean-pooled
   encoder) reading each text alone, when the graph has one;
 * **shortlist k** — the k options nearest by (features) cosine, then the model over those k.
@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from seams.judges.local.hypotheses import focus, hypotheses, state_text  # noqa: E402
 from seams.questions import Choice  # noqa: E402
+from heldout import option_texts  # noqa: E402  (bench/ sibling)
 from training.written import items  # noqa: E402
 
 
@@ -100,7 +101,8 @@ def evaluate(name: str, its: list[tuple[Any, Choice, str]], judge: Any, cos: Any
         for label, enc in (("cosine", cos), ("features cosine", feat)):
             if enc is None:
                 continue
-            s = np.asarray(enc.sim(hyps, [text] * len(hyps)))
+            opts = option_texts(q)
+            s = np.asarray(enc.sim(opts, [text] * len(opts)))
             add(label, names[int(np.argmax(s))] == gold)
             order = np.argsort(-s)
             for k in keeps:
