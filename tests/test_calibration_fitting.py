@@ -301,7 +301,7 @@ def test_fewer_than_50_labels_is_an_error_and_fewer_than_200_a_warning():
 
 
 def test_a_zero_slope_is_applied_as_the_base_rate_not_ignored():
-    from seams.calibration.block import Calibrator
+    from seams.rubric.calibration import Calibrator
 
     flat = Calibrator(method="platt", a=0.0, b=-0.5)
     assert flat.apply_p(0.1) == pytest.approx(flat.apply_p(0.9)) == pytest.approx(1 / (1 + np.exp(0.5)))

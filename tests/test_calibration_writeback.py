@@ -49,7 +49,7 @@ def test_write_back_keeps_every_other_byte_and_comment(fitted):
 def test_replacing_a_block_keeps_keys_and_comments_after_it():
     block_text = NOUL_RUBRIC.replace("policy:", "calibration:\n  model: old\n\n# how answers become outcomes\npolicy:", 1)
     # an old, invalid-to-apply block sits between questions and policy; only its lines change
-    from seams.calibration.block import CalibrationBlock
+    from seams.rubric.calibration import CalibrationBlock
 
     blk = CalibrationBlock(model="m-2", fitted_at="2026-01-01T00:00:00Z", data_hash="d", n=3, policy_fingerprint="x")
     out = with_block(block_text, blk)

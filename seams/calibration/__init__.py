@@ -7,11 +7,12 @@
 * `thresholds` — three-zone cut-points from costs or from a target error with a guarantee;
 * `fit` / `evaluate` / `check` / `stability` — what `seams calibrate|eval|check|stability` run;
 * `writeback` — the fitted block into the rubric file, comments and layout kept;
-* `report` — reliability diagrams and an HTML report;
-* `block` — the stored calibration, applied by the policy without scikit-learn.
+* `report` — reliability diagrams and an HTML report.
 
-Names are imported lazily: the rubric loader imports `block`, and the fitting modules import
-the rubric.
+The stored calibration block that the policy applies at decision time lives with the rubric
+(`seams.rubric.calibration`, no scikit-learn) and is re-exported here; this package imports the
+rubric, never the other way round. The fitting names are imported lazily, so `import
+seams.calibration` does not load scikit-learn.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .block import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
+from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
 
 _LAZY = {
     "LabelledItem": "dataset", "LabelledSet": "dataset", "LabelledSetError": "dataset", "load_jsonl": "dataset",

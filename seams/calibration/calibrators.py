@@ -2,7 +2,7 @@
 
 Each follows scikit-learn's estimator contract: `fit` learns (fitted state ends in ``_``),
 `predict` applies, and `to_block()` returns the dependency-free `Calibrator` that a rubric
-stores and the policy applies at decision time (`seams.calibration.block`).
+stores and the policy applies at decision time (`seams.rubric.calibration`).
 
 * `PlattCalibrator` — logistic regression on logit(p): p' = σ(a·logit(p) + b). Two parameters,
   so it needs little data and cannot overfit much; it fixes over/under-confidence and a bias.
@@ -26,7 +26,7 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from .block import Calibrator
+from ..rubric.calibration import Calibrator
 
 _CLIP = 1e-7
 

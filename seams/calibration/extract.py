@@ -22,7 +22,7 @@ from ..errors import LabelledSetError
 from ..policy import Rule, applies
 from ..questions import Choice, Noul, Score
 from ..state import canonical_json
-from .block import CalibrationBlock, Calibrator, QuestionCalibration
+from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration
 from .dataset import LabelledSet
 from .metrics import choice_metrics, noul_metrics, score_metrics
 from .run import RunResult

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import InputError
 from ..policy import NEXT
 from ..rubric import Rubric, question_fingerprint
-from .block import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
+from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
 from .calibrators import TemperatureCalibrator, fit_noul_calibrator
 from .dataset import LabelledSet
 from .extract import (

@@ -20,7 +20,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..rubric import Rubric
 from ..rubric.loader import parse_yaml, read_text
-from .block import CalibrationBlock
+from ..rubric.calibration import CalibrationBlock
 
 HEADER = "# Fitted by `seams calibrate` against labelled data; re-run it rather than editing by hand.\n"
 

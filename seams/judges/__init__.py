@@ -21,7 +21,7 @@ def default_judge() -> Judge:
 _LAZY = {
     "LocalJudge": ".local",
     "RemoteJudge": ".remote",
-    "is_moving_alias": ".remote",
+    "is_moving_alias": ".aliases",
     "CachedJudge": ".cache",
     "Cassette": ".cassette",
 }
