@@ -18,7 +18,7 @@ seams.calibration` does not load scikit-learn.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
 
@@ -33,6 +33,17 @@ _LAZY = {
     "evaluate_set": "evaluate", "check_calibration": "check",
     "write_calibration": "writeback",
 }
+
+if TYPE_CHECKING:  # the same names for a type checker, which cannot see through `__getattr__`
+    from .calibrators import IsotonicCalibrator, PlattCalibrator, TemperatureCalibrator
+    from .check import check_calibration
+    from .dataset import LabelledItem, LabelledSet, LabelledSetError, load_csv, load_jsonl, loads_jsonl
+    from .evaluate import evaluate_set
+    from .fit import CalibrationResult, FitOptions, fit_calibration
+    from .metrics import Costs
+    from .run import RunResult, arun_set, run_set
+    from .thresholds import CostThresholds, TargetErrorThresholds, bayes_thresholds
+    from .writeback import write_calibration
 
 
 def __getattr__(name: str) -> Any:

@@ -17,10 +17,11 @@ from ..decision import Decision
 from ..errors import CalibrationWarning, InputError, JudgeError, RubricError, StateError, validation_problems
 from ..judges.base import Answered, Questions, aanswer_each, answer_each
 from ..judges.aliases import warn_if_moving_alias
-from ..policy import RAISE, Verdict, evaluate
+from ..policy import RAISE, Policy, Verdict, evaluate
 from ..questions import Choice, Noul, Score
 from ..state import backtick_refs, canonical_json, check_state
 from .alone import AskedAlone
+from .calibration import CalibrationBlock
 from .loader import located_error, parse_yaml, plain, position, read_text
 from .schema import RubricSpec
 
@@ -122,11 +123,11 @@ class Rubric:
         return dict(self.spec.questions)
 
     @property
-    def policy(self):
+    def policy(self) -> Policy:
         return self.spec.policy
 
     @property
-    def calibration(self):
+    def calibration(self) -> CalibrationBlock | None:
         return self.spec.calibration
 
     @property
