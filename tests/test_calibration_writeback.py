@@ -12,7 +12,7 @@ from seams.calibration.fit import FitOptions, fit_calibration
 from seams.calibration.metrics import Costs
 from seams.calibration.run import run_set
 from seams.calibration.writeback import with_block, write_calibration
-from seams.rubric import Rubric
+from seams.rubric import Rubric, builtin_names, builtin_path
 
 
 def jsonl(items):
@@ -155,3 +155,12 @@ def test_a_judge_that_always_says_the_same_is_recalibrated_to_the_base_rate():
     cal = result.block.questions["flag"].calibrator
     fit_labels = [it.labels["flag"] for it in ds.items if it.id in result.fit_ids]
     assert cal.apply_p(0.4) == pytest.approx(sum(fit_labels) / len(fit_labels), abs=0.01)
+
+
+@pytest.mark.parametrize("name", [n for n in builtin_names() if Rubric.builtin(n).calibration is not None])
+def test_every_shipped_calibration_block_round_trips_byte_for_byte(name):
+    """Reading a shipped block into its models and writing it back changes no byte of the file."""
+    path = builtin_path(name)
+    text = path.read_text(encoding="utf-8")
+    rubric = Rubric.load(path)
+    assert with_block(text, rubric.calibration, str(path)) == text
