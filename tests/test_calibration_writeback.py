@@ -12,7 +12,9 @@ from seams.calibration.fit import FitOptions, fit_calibration
 from seams.calibration.metrics import Costs
 from seams.calibration.run import run_set
 from seams.calibration.writeback import with_block, write_calibration
+from seams.errors import RubricError
 from seams.rubric import Rubric, builtin_names, builtin_path
+from seams.rubric.calibration import QuestionMeasured, QuestionMetrics, RuleMeasured
 
 
 def jsonl(items):
@@ -164,3 +166,37 @@ def test_every_shipped_calibration_block_round_trips_byte_for_byte(name):
     text = path.read_text(encoding="utf-8")
     rubric = Rubric.load(path)
     assert with_block(text, rubric.calibration, str(path)) == text
+
+
+def test_a_misspelt_stored_key_is_a_load_error_not_a_silent_pass(fitted):
+    """A stored section under a wrong name used to be ignored, and every check on it skipped."""
+    path, *_, result = fitted
+    write_calibration(path, result.block)
+    text = path.read_text()
+    assert "        heldout:\n          before:" in text
+    path.write_text(text.replace("        heldout:\n          before:", "        held_out:\n          before:", 1))
+    with pytest.raises(RubricError) as err:
+        Rubric.load(path)
+    assert "held_out" in str(err.value) and str(path) in str(err.value)
+
+
+def test_a_misspelt_metric_name_in_code_raises():
+    with pytest.raises(KeyError, match="acuracy"):
+        QuestionMetrics(accuracy=0.9).value("acuracy")  # type: ignore[arg-type]
+    with pytest.raises(KeyError, match="eec"):
+        QuestionMetrics().interval("eec")  # type: ignore[arg-type]
+
+
+def test_check_fails_when_the_stored_metrics_are_missing(fitted):
+    """Nothing to compare against is a failed check, never a pass."""
+    path, _, ds, _, run, result = fitted
+    bare = result.block.model_copy(update={
+        "questions": {q: qc.model_copy(update={"metrics": QuestionMeasured()}) for q, qc in result.block.questions.items()},
+        "thresholds": {r: t.model_copy(update={"metrics": RuleMeasured()}) for r, t in result.block.thresholds.items()},
+    })
+    rubric = write_calibration(path, bare)
+    out = check_calibration(rubric, ds, run)
+    fails = [f for f in out.findings if f.level == "fail"]
+    assert not out.ok
+    assert {f.where for f in fails} == set(bare.questions) | {f"rule {r}" for r in bare.thresholds}
+    assert all("stores no held-out metrics" in f.message for f in fails)

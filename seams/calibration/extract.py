@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from ..errors import LabelledSetError
 from ..policy import Rule, applies
 from ..questions import Choice, Noul, Score
 from ..state import canonical_json
-from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration
+from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, StoredAnswers
 from .dataset import LabelledSet
 from .metrics import choice_metrics, noul_metrics, score_metrics
 from .run import RunResult
@@ -247,10 +247,11 @@ def ids_hash(ids: Iterable[str]) -> str:
     return h.hexdigest()[:16]
 
 
-def encode_answers(qd: QuestionData) -> dict[str, Any]:
+def encode_answers(qd: QuestionData) -> StoredAnswers:
     """The judge's discrete answer per item (yes/no at 0.5, or the winner's index), sorted by id,
     packed and compressed, so a later run can be compared item by item (McNemar)."""
     order = sorted(range(len(qd)), key=lambda i: qd.ids[i])
+    enc: Literal["bits", "bytes"]
     if qd.kind == "noul":
         raw = np.packbits(np.array([qd.answers[i].noul >= 0.5 for i in order], bool)).tobytes()  # type: ignore[union-attr]
         enc = "bits"
@@ -262,15 +263,15 @@ def encode_answers(qd: QuestionData) -> dict[str, Any]:
             vals.append(keys.index(max(keys, key=lambda k: a.probabilities[k])))  # type: ignore[union-attr]
         raw = bytes(vals)
         enc = "bytes"
-    return {"n": len(qd), "ids": ids_hash(qd.keys), "encoding": enc,
-            "data": base64.b64encode(zlib.compress(raw, 9)).decode("ascii")}
+    return StoredAnswers(n=len(qd), ids=ids_hash(qd.keys), encoding=enc,
+                         data=base64.b64encode(zlib.compress(raw, 9)).decode("ascii"))
 
 
-def decode_answers(stored: Mapping[str, Any]) -> np.ndarray:
+def decode_answers(stored: StoredAnswers) -> np.ndarray:
     """Stored answers back as an int array in sorted-id order."""
-    raw = zlib.decompress(base64.b64decode(stored["data"]))
-    n = int(stored["n"])
-    if stored["encoding"] == "bits":
+    raw = zlib.decompress(base64.b64decode(stored.data))
+    n = stored.n
+    if stored.encoding == "bits":
         return np.unpackbits(np.frombuffer(raw, np.uint8))[:n].astype(int)
     return np.frombuffer(raw, np.uint8)[:n].astype(int)
 

@@ -20,7 +20,20 @@ import numpy as np
 from ..errors import InputError
 from ..policy import NEXT
 from ..rubric import Rubric, question_fingerprint
-from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
+from ..rubric.calibration import (
+    BlockMeasured,
+    CalibrationBlock,
+    Calibrator,
+    HeldOut,
+    QuestionCalibration,
+    QuestionMeasured,
+    QuestionMetrics,
+    RuleMeasured,
+    RuleThresholds,
+    Split,
+    StoredAnswers,
+    ZoneMetrics,
+)
 from .calibrators import TemperatureCalibrator, fit_noul_calibrator
 from .dataset import LabelledSet
 from .extract import (
@@ -34,21 +47,12 @@ from .extract import (
     split_ids,
     transform_of,
 )
-from .metrics import Costs, summary, zone_metrics
+from .metrics import Costs, zone_metrics
 from .run import RunResult
 from .thresholds import CostThresholds, TargetErrorThresholds
 
 MIN_LABELS = 50
 WARN_LABELS = 200
-
-#: What is stored per question in the rubric: enough to read and to check against later.
-STORED_KEYS = ("n", "accuracy", "accuracy_ci", "brier", "brier_ci", "log_loss", "log_loss_ci", "ece", "ece_ci",
-               "ece_adaptive", "ece_adaptive_ci", "auroc", "auroc_ci", "top1", "top1_ci", "mae", "mae_ci",
-               "kappa", "kappa_ci", "kappa_quadratic")
-ZONE_KEYS = ("n", "automated", "errors", "automation_rate", "automation_rate_ci", "review_rate", "review_rate_ci",
-             "error_rate",
-             "error_rate_ci", "cost_per_item", "cost_per_item_ci")
-
 
 class CalibrationDataWarning(UserWarning):
     """Enough labels to fit, too few to trust: the intervals will be wide."""
@@ -141,7 +145,7 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
     calibrators: dict[str, Calibrator] = {}
     qresults: dict[str, dict[str, Any]] = {}
     qblocks: dict[str, QuestionCalibration] = {}
-    answers_store: dict[str, Any] = {}
+    answers_store: dict[str, StoredAnswers] = {}
     for qid, qd in qdata.items():
         if not len(qd):
             continue
@@ -182,7 +186,7 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
         res.update(before=before, after=after, data=rep_q)
         qblocks[qid] = QuestionCalibration(
             fingerprint=question_fingerprint(questions[qid], rubric.spec.asked_alone.get(qid)), n=len(qdata[qid]), calibrator=res["calibrator"],
-            metrics={"heldout": {"before": summary(before, STORED_KEYS), "after": summary(after, STORED_KEYS)}})
+            metrics=QuestionMeasured(heldout=HeldOut(before=QuestionMetrics.of(before), after=QuestionMetrics.of(after))))
 
     models = [a.model for a in run.answers.values()]
     model = max(set(models), key=models.count) if models else run.model
@@ -195,9 +199,10 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
         questions=qblocks,
         thresholds=rules_out,
         gates=gates_out,
-        metrics={"split": {"fit": len(fit_ids), "heldout": len(report_ids), "share": options.split,
-                           "seed": options.seed, "ids": ids_hash(fit_ids | report_ids)},
-                 "method": options.method, "failed_items": len(run.errors), "answers": answers_store},
+        metrics=BlockMeasured(
+            split=Split(fit=len(fit_ids), heldout=len(report_ids), share=options.split, seed=options.seed,
+                        ids=ids_hash(fit_ids | report_ids)),
+            method=options.method, failed_items=len(run.errors), answers=answers_store),
     )
     return CalibrationResult(block, qresults, rresults, notes, fit_ids, report_ids)
 
@@ -306,7 +311,7 @@ def _fit_rule(
     before_z = zone_metrics(p_r_raw, y_r_raw, rule.high, rule.low_, costs=costs) if len(p_r_raw) else {}
     thresholds = RuleThresholds(
         high=high, low=low, method="cost" if options.method == "cost" else "target-error", params=params,
-        metrics={"fit": summary(fit_z, ZONE_KEYS), "heldout": summary(rep_z, ZONE_KEYS)})
+        metrics=RuleMeasured(fit=ZoneMetrics.of(fit_z), heldout=ZoneMetrics.of(rep_z)))
     return thresholds, {"fit": fit_z, "heldout": rep_z, "as_written": before_z, "params": params,
                         "p": p_r, "y": y_r, "thresholds": thresholds}
 

@@ -8,7 +8,7 @@ percentile bootstrap intervals (resample items with replacement, recompute, take
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -395,10 +395,6 @@ def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> dict[str, Any]:
     return {"b": b, "c": c, "flips": b + c, "p_value": pval}
 
 
-def summary(metrics: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
-    return {k: metrics[k] for k in keys if k in metrics}
-
-
 __all__ = ["Costs", "accuracy", "auroc", "bootstrap", "brier", "choice_metrics", "clopper_pearson", "cohen_kappa",
            "cp_upper", "ece", "ece_adaptive", "log_loss", "mcnemar", "noul_metrics", "prf", "score_metrics",
-           "summary", "zone_metrics"]
+           "zone_metrics"]

@@ -152,8 +152,8 @@ def calibration_report(result: Any, rubric: Any, dataset: Any, out_dir: str | Pa
         f"<tr><td>model</td><td>{html.escape(block.model)}</td></tr>"
         f"<tr><td>labelled set</td><td>{html.escape(str(dataset.path))} · {block.n} items · hash {block.data_hash}</td></tr>"
         f"<tr><td>split</td><td>{len(result.fit_ids)} fit · {len(result.report_ids)} held out "
-        f"(seed {block.metrics['split']['seed']})</td></tr>"
-        f"<tr><td>threshold method</td><td>{html.escape(block.metrics['method'])}</td></tr></table>"
+        f"(seed {block.metrics.split.seed if block.metrics.split else '-'})</td></tr>"
+        f"<tr><td>threshold method</td><td>{html.escape(block.metrics.method or '-')}</td></tr></table>"
     )]
     if result.notes:
         parts.append("<ul>" + "".join(f"<li class='note'>{html.escape(n)}</li>" for n in result.notes) + "</ul>")

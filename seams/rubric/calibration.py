@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
 
@@ -64,13 +65,159 @@ def _interp(p: float, xs: list[float], ys: list[float]) -> float:
     return y0 if x1 == x0 else y0 + (y1 - y0) * (p - x0) / (x1 - x0)
 
 
+# --------------------------------------------------------------------------- stored measurements
+# What `seams calibrate` measured, kept so that `seams check` can test a later run against it.
+# Small frozen models rather than string-keyed dicts: a misspelt key in a file is an error at
+# load, and a misspelt metric name in code is an error where it is read. Fields are declared in
+# the order the files list them and written back only when given (a given None, an undefined
+# metric, included), so a block reads and writes back byte for byte.
+
+
+class _Stored(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_serializer(mode="plain")
+    def _as_written(self) -> dict[str, Any]:
+        """The fields the file or the fit gave, a None among them (an undefined metric) included."""
+        return {k: getattr(self, k) for k in type(self).model_fields if k in self.model_fields_set}
+
+
+#: A confidence interval [low, high]; a bound is None where it could not be estimated.
+Interval = tuple[float | None, float | None]
+#: The quality metrics `seams check` tests, by the direction in which they improve.
+HigherBetter = Literal["accuracy", "top1", "auroc", "kappa"]
+LowerBetter = Literal["brier", "ece", "log_loss", "mae"]
+QualityMetric = HigherBetter | LowerBetter
+HIGHER_BETTER: tuple[HigherBetter, ...] = get_args(HigherBetter)
+LOWER_BETTER: tuple[LowerBetter, ...] = get_args(LowerBetter)
+
+
+class QuestionMetrics(_Stored):
+    """How a question's answers matched the labels, each with its 95 % bootstrap interval.
+
+    A metric that does not apply to the question type (AUROC for a Choice, MAE for a Noul) is None.
+    """
+
+    n: int | None = None
+    accuracy: float | None = None
+    accuracy_ci: Interval | None = None
+    brier: float | None = None
+    brier_ci: Interval | None = None
+    log_loss: float | None = None
+    log_loss_ci: Interval | None = None
+    ece: float | None = None
+    ece_ci: Interval | None = None
+    ece_adaptive: float | None = None
+    ece_adaptive_ci: Interval | None = None
+    auroc: float | None = None
+    auroc_ci: Interval | None = None
+    top1: float | None = None
+    top1_ci: Interval | None = None
+    mae: float | None = None
+    mae_ci: Interval | None = None
+    kappa: float | None = None
+    kappa_ci: Interval | None = None
+    kappa_quadratic: float | None = None
+
+    @classmethod
+    def of(cls, measured: Mapping[str, Any]) -> QuestionMetrics:
+        """The stored part of what `noul_metrics`/`choice_metrics`/`score_metrics` return."""
+        return cls.model_validate({k: measured[k] for k in cls.model_fields if k in measured})
+
+    def value(self, name: QualityMetric) -> float | None:
+        """One metric's value; an unknown name is a `KeyError`, never a silent None."""
+        _known(name)
+        value: float | None = getattr(self, name)
+        return value
+
+    def interval(self, name: QualityMetric) -> tuple[float, float] | None:
+        """One metric's interval, or None when it was not measured or a bound is undefined."""
+        _known(name)
+        ci: Interval | None = getattr(self, f"{name}_ci")
+        if ci is None or ci[0] is None or ci[1] is None:
+            return None
+        return (ci[0], ci[1])
+
+
+def _known(name: str) -> None:
+    if name not in HIGHER_BETTER + LOWER_BETTER:
+        raise KeyError(f"no quality metric {name!r}; known: {list(HIGHER_BETTER + LOWER_BETTER)}")
+
+
+class HeldOut(_Stored):
+    """A question's metrics on the held-out split, before and after its calibrator."""
+
+    before: QuestionMetrics
+    after: QuestionMetrics
+
+
+class QuestionMeasured(_Stored):
+    heldout: HeldOut | None = None
+
+
+class ZoneMetrics(_Stored):
+    """What a rule's three zones did on labelled items: how many were automated (act or refuse),
+    how many of those were wrong, with exact (Clopper–Pearson) intervals, and the cost per item."""
+
+    n: int | None = None
+    automated: int | None = None
+    errors: int | None = None
+    automation_rate: float | None = None
+    automation_rate_ci: Interval | None = None
+    review_rate: float | None = None
+    review_rate_ci: Interval | None = None
+    error_rate: float | None = None
+    error_rate_ci: Interval | None = None
+    cost_per_item: float | None = None
+    cost_per_item_ci: Interval | None = None
+
+    @classmethod
+    def of(cls, measured: Mapping[str, Any]) -> ZoneMetrics:
+        """The stored part of what `zone_metrics` returns."""
+        return cls.model_validate({k: measured[k] for k in cls.model_fields if k in measured})
+
+
+class RuleMeasured(_Stored):
+    """A rule's zones on the split its cut-points were fitted on, and on the held-out one."""
+
+    fit: ZoneMetrics | None = None
+    heldout: ZoneMetrics | None = None
+
+
+class Split(_Stored):
+    """How the labelled set was split into a fitting part and a held-out part, reproducibly."""
+
+    fit: int = Field(ge=0)
+    heldout: int = Field(ge=0)
+    share: float = Field(ge=0, le=1)
+    seed: int
+    ids: str  # a hash of the item ids both parts were drawn from
+
+
+class StoredAnswers(_Stored):
+    """The judge's discrete answer per item (yes/no, or the winner's index) in sorted-id order,
+    packed and compressed, so that a later run can be compared item by item (McNemar)."""
+
+    n: int = Field(ge=0)
+    ids: str  # a hash of the item ids
+    encoding: Literal["bits", "bytes"]
+    data: str  # base64 of zlib
+
+
+class BlockMeasured(_Stored):
+    split: Split | None = None
+    method: str | None = None
+    failed_items: int | None = None
+    answers: dict[str, StoredAnswers] | None = None
+
+
 class QuestionCalibration(_Block):
     """What was fitted for one question, against the wording it was fitted on."""
 
     fingerprint: str
     n: int = Field(ge=0)
     calibrator: Calibrator | None = None
-    metrics: dict[str, Any] = Field(default_factory=dict)
+    metrics: QuestionMeasured = Field(default_factory=QuestionMeasured)
 
 
 class RuleThresholds(_Block):
@@ -79,8 +226,9 @@ class RuleThresholds(_Block):
     high: float = Field(ge=0, le=1)
     low: float = Field(ge=0, le=1)
     method: str
+    #: The fitting method's inputs and by-products (costs, target error, ...): they differ by method.
     params: dict[str, Any] = Field(default_factory=dict)
-    metrics: dict[str, Any] = Field(default_factory=dict)
+    metrics: RuleMeasured = Field(default_factory=RuleMeasured)
 
 
 class CalibrationBlock(_Block):
@@ -95,7 +243,7 @@ class CalibrationBlock(_Block):
     thresholds: dict[str, RuleThresholds] = Field(default_factory=dict)
     #: Fitted cut-points of rules' gates, by the id of the rule the gate belongs to.
     gates: dict[str, RuleThresholds] = Field(default_factory=dict)
-    metrics: dict[str, Any] = Field(default_factory=dict)
+    metrics: BlockMeasured = Field(default_factory=BlockMeasured)
 
     def transform(self, qid: str, answer: NoulAnswer | ChoiceAnswer | ScoreAnswer):
         """The answer with this question's calibrator applied (unchanged when none)."""
@@ -120,4 +268,21 @@ class CalibrationBlock(_Block):
         return {rule: (t.high, t.low) for rule, t in self.gates.items()}
 
 
-__all__ = ["CalibrationBlock", "Calibrator", "QuestionCalibration", "RuleThresholds"]
+__all__ = [
+    "HIGHER_BETTER",
+    "LOWER_BETTER",
+    "BlockMeasured",
+    "CalibrationBlock",
+    "Calibrator",
+    "HeldOut",
+    "Interval",
+    "QualityMetric",
+    "QuestionCalibration",
+    "QuestionMeasured",
+    "QuestionMetrics",
+    "RuleMeasured",
+    "RuleThresholds",
+    "Split",
+    "StoredAnswers",
+    "ZoneMetrics",
+]
