@@ -58,7 +58,7 @@ from ..judges.base import Judge
 from ..questions import Choice
 from ..routing import Decider, as_decider
 from ..rubric import Rubric
-from ..secrets import Finding, find_secrets, redact, redact_values
+from ..secrets import FlaggedSpan, find_secrets, redact, redact_values
 from ._common import load_rubric
 from .edits import Edit, minimal_edit
 
@@ -275,7 +275,7 @@ class Admission:
     reason: str
     replaces: str | None = None
     related_to: str | None = None
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[FlaggedSpan, ...] = ()
     redacted: str | None = None
     decision: Decision | None = None
     decisions: tuple[Decision, ...] = ()

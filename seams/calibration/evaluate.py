@@ -52,7 +52,7 @@ def evaluate_set(dataset: LabelledSet, run: RunResult, rubric: Rubric | None = N
         except ValueError:
             continue
         if len(p):
-            high, low = cuts.get(rule.id, (rule.high, rule.low_))
+            high, low = cuts.get(rule.id, (rule.high, rule.effective_low))
             out["rules"][name] = zone_metrics(p, y, high, low)
     return out
 

@@ -21,8 +21,8 @@ from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer, normalize_score
 from ..errors import LabelledSetError
 from ..policy import Rule, applies
 from ..questions import Choice, Noul, Score
-from ..state import canonical_json
 from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, StoredAnswers
+from ..state import canonical_json
 from .dataset import LabelledSet
 from .metrics import choice_metrics, noul_metrics, score_metrics
 from .run import RunResult
@@ -223,7 +223,7 @@ def _score_side(rule: Rule, question: Score, level: Any) -> bool | None:
     value = normalize_score(float(level), len(question.levels))
     if value >= rule.high:
         return True
-    if value <= rule.low_:
+    if value <= rule.effective_low:
         return False
     return None
 

@@ -127,7 +127,7 @@ def noul_threshold(rules: list[Any], qid: str, overrides: Mapping[str, tuple[flo
     reading the question directly (after fitted overrides), else 0.5."""
     for r in rules:
         if r.question == qid and r.option is None:
-            return (overrides or {}).get(r.id, (r.high, r.low_))[0]
+            return (overrides or {}).get(r.id, (r.high, r.effective_low))[0]
     return 0.5
 
 
@@ -308,7 +308,7 @@ def _fit_rule(
     costs = zone_costs if options.method == "cost" else None
     fit_z = zone_metrics(p_f, y_f, high, low, costs=costs)
     rep_z = zone_metrics(p_r, y_r, high, low, costs=costs) if len(p_r) else {}
-    before_z = zone_metrics(p_r_raw, y_r_raw, rule.high, rule.low_, costs=costs) if len(p_r_raw) else {}
+    before_z = zone_metrics(p_r_raw, y_r_raw, rule.high, rule.effective_low, costs=costs) if len(p_r_raw) else {}
     thresholds = RuleThresholds(
         high=high, low=low, method="cost" if options.method == "cost" else "target-error", params=params,
         metrics=RuleMeasured(fit=ZoneMetrics.of(fit_z), heldout=ZoneMetrics.of(rep_z)))
