@@ -345,12 +345,13 @@ def evaluate(
             option = ans.choice
             p = ans.probability
         else:
-            qid = rule.question  # type: ignore[assignment]
+            assert rule.question is not None  # the spec's validation: a rule reads any, choice or question
+            qid = rule.question
             p = _value(get(qid), option)
         high, low = thresholds.get(rule.id, (rule.high, rule.effective_low))
         if p >= high:
             zone: Zone = "high"
-            outcome = (rule.options or {}).get(option, rule.then) if rule.choice else rule.then
+            outcome = (rule.options or {}).get(option, rule.then) if rule.choice and option is not None else rule.then
             cut = high
         elif p <= low:
             zone, outcome, cut = "low", rule.else_, low

@@ -367,7 +367,7 @@ class ReviewQueue:
         if hasattr(dest, "write"):
             dest.writelines(lines)  # type: ignore[union-attr]
             return len(lines)
-        path = Path(dest)  # type: ignore[arg-type]
+        path = Path(dest)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
         try:

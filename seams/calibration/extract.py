@@ -253,7 +253,7 @@ def encode_answers(qd: QuestionData) -> StoredAnswers:
     order = sorted(range(len(qd)), key=lambda i: qd.ids[i])
     enc: Literal["bits", "bytes"]
     if qd.kind == "noul":
-        raw = np.packbits(np.array([qd.answers[i].noul >= 0.5 for i in order], bool)).tobytes()  # type: ignore[union-attr]
+        raw = np.packbits(np.array([qd.answers[i].noul >= 0.5 for i in order], np.bool_)).tobytes()  # type: ignore[union-attr]
         enc = "bits"
     else:
         vals = []

@@ -178,12 +178,12 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
 
     overrides = {r: (t.high, t.low) for r, t in rules_out.items()}
     for qid, res in qresults.items():
-        rep_q: QuestionData = res.pop("report")
+        held_q: QuestionData = res.pop("report")
         thr_before = noul_threshold(rubric.policy.rules, qid)
         thr_after = noul_threshold(rubric.policy.rules, qid, overrides)
-        before = rep_q.metrics(None, threshold=thr_before, n_boot=options.n_boot, seed=options.seed)
-        after = rep_q.metrics(transform, threshold=thr_after, n_boot=options.n_boot, seed=options.seed)
-        res.update(before=before, after=after, data=rep_q)
+        before = held_q.metrics(None, threshold=thr_before, n_boot=options.n_boot, seed=options.seed)
+        after = held_q.metrics(transform, threshold=thr_after, n_boot=options.n_boot, seed=options.seed)
+        res.update(before=before, after=after, data=held_q)
         qblocks[qid] = QuestionCalibration(
             fingerprint=question_fingerprint(questions[qid], rubric.spec.asked_alone.get(qid)), n=len(qdata[qid]), calibrator=res["calibrator"],
             metrics=QuestionMeasured(heldout=HeldOut(before=QuestionMetrics.of(before), after=QuestionMetrics.of(after))))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConfigError
 from .extract import QuestionData, Transform
@@ -22,7 +23,7 @@ from .extract import QuestionData, Transform
 DIAGRAM_BINS = 10
 
 
-def reliability_points(conf: Sequence[float], hit: Sequence[float], n_bins: int = DIAGRAM_BINS
+def reliability_points(conf: ArrayLike, hit: ArrayLike, n_bins: int = DIAGRAM_BINS
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per non-empty equal-width bin: mean stated probability, observed frequency, item count."""
     conf, hit = np.asarray(conf, float), np.asarray(hit, float)

@@ -245,7 +245,7 @@ class CalibrationBlock(_Block):
     gates: dict[str, RuleThresholds] = Field(default_factory=dict)
     metrics: BlockMeasured = Field(default_factory=BlockMeasured)
 
-    def transform(self, qid: str, answer: NoulAnswer | ChoiceAnswer | ScoreAnswer):
+    def transform(self, qid: str, answer: NoulAnswer | ChoiceAnswer | ScoreAnswer) -> NoulAnswer | ChoiceAnswer | ScoreAnswer:
         """The answer with this question's calibrator applied (unchanged when none)."""
         qc = self.questions.get(qid)
         if qc is None or qc.calibrator is None:

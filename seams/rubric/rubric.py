@@ -153,7 +153,7 @@ class Rubric:
         the state (every path that asks the rubric's questions goes through here)."""
         if not self.spec.asked_alone or isinstance(judge, AskedAlone):
             return judge
-        return AskedAlone(judge, self.spec.asked_alone)  # type: ignore[return-value]
+        return AskedAlone(judge, self.spec.asked_alone)
 
     def policy_fingerprint(self) -> str:
         """What a calibration was fitted against. Unset optional fields are left out, so a field
