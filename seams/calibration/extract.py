@@ -31,6 +31,18 @@ AnswerT = NoulAnswer | ChoiceAnswer | ScoreAnswer
 Transform = Callable[[str, AnswerT], AnswerT]
 
 
+def _noul(a: AnswerT) -> float:
+    """A Noul's probability; a question's answers are all of its kind (`question_data`)."""
+    assert isinstance(a, NoulAnswer)
+    return a.noul
+
+
+def _probabilities(a: AnswerT) -> dict[str, float]:
+    """A Choice's or a Score's distribution, by option name or level index."""
+    assert not isinstance(a, NoulAnswer)
+    return a.probabilities
+
+
 @dataclass
 class QuestionData:
     """One question's labelled, answered items, in file order."""
@@ -55,15 +67,16 @@ class QuestionData:
 
     def noul(self, transform: Transform | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(p, y) of a Noul."""
-        return (np.array([a.noul for a in self.mapped(transform)], float),  # type: ignore[union-attr]
+        return (np.array([_noul(a) for a in self.mapped(transform)], float),
                 np.array(self.labels, bool))
 
     def dists(self, transform: Transform | None = None) -> tuple[list[list[float]], list[list[str]], list[int]]:
         """Distributions, option names and label indices of a Choice or Score."""
         dists, names, idx = [], [], []
         for a, lab in zip(self.mapped(transform), self.labels):
-            keys = list(a.probabilities)  # type: ignore[union-attr]
-            dists.append([a.probabilities[k] for k in keys])  # type: ignore[union-attr]
+            probs = _probabilities(a)
+            keys = list(probs)
+            dists.append([probs[k] for k in keys])
             names.append(keys)
             idx.append(keys.index(str(lab)) if isinstance(a, ScoreAnswer) else keys.index(lab))
         return dists, names, idx
@@ -253,14 +266,14 @@ def encode_answers(qd: QuestionData) -> StoredAnswers:
     order = sorted(range(len(qd)), key=lambda i: qd.ids[i])
     enc: Literal["bits", "bytes"]
     if qd.kind == "noul":
-        raw = np.packbits(np.array([qd.answers[i].noul >= 0.5 for i in order], np.bool_)).tobytes()  # type: ignore[union-attr]
+        raw = np.packbits(np.array([_noul(qd.answers[i]) >= 0.5 for i in order], np.bool_)).tobytes()
         enc = "bits"
     else:
         vals = []
         for i in order:
-            a = qd.answers[i]
-            keys = list(a.probabilities)  # type: ignore[union-attr]
-            vals.append(keys.index(max(keys, key=lambda k: a.probabilities[k])))  # type: ignore[union-attr]
+            probs = _probabilities(qd.answers[i])
+            keys = list(probs)
+            vals.append(keys.index(max(keys, key=probs.__getitem__)))
         raw = bytes(vals)
         enc = "bytes"
     return StoredAnswers(n=len(qd), ids=ids_hash(qd.keys), encoding=enc,
@@ -289,7 +302,7 @@ def correct_in_id_order(qd: QuestionData, answers: np.ndarray) -> np.ndarray:
         if qd.kind == "noul":
             out.append(bool(answers[pos]) == bool(lab))
         else:
-            keys = list(qd.answers[i].probabilities)  # type: ignore[union-attr]
+            keys = list(_probabilities(qd.answers[i]))
             want = keys.index(str(lab)) if qd.kind == "score" else keys.index(lab)
             out.append(int(answers[pos]) == want)
     return np.array(out, bool)
