@@ -465,7 +465,8 @@ class MemoryGate:
         d = ds[i]
         mem_id = pairs[i][0]
         outcome: MemoryOutcome = d.outcome  # type: ignore[assignment]
-        reason = _reason(d) + (f" ({_EDIT_WORDS[edits[i]]}: seen in code)" if edits[i] else "")
+        edit = edits[i]
+        reason = _reason(d) + (f" ({_EDIT_WORDS[edit]}: seen in code)" if edit else "")
         if outcome == "supersede" and mem_id is None:
             # a correction of a text the caller passed without an id: nothing to close
             return Admission("hold", candidate, reason + "; the corrected memory has no id to supersede",

@@ -169,6 +169,12 @@ class ToolSelector:
         base = self.rubric.questions[qid]
         return Choice(instructions=base.instructions, criteria=dict(options))
 
+    def _ask_choice(self, judge: Judge, request: str, qid: str, options: Mapping[str, str]) -> ChoiceAnswer:
+        """One stage asking the rubric's Choice `qid` over `options` (answered with a ChoiceAnswer)."""
+        answer = self._ask(judge, [{"request": request}], {qid: self._choice(qid, options)})[0][qid]
+        assert isinstance(answer, ChoiceAnswer)
+        return answer
+
     def listing(self, tools: Sequence[Tool] | None = None) -> list[str]:
         """Tools as the gate reads them: one `name: short description` line per tool."""
         return [f"{t.name}: {t.short(self.short_words)}".rstrip(": ") for t in (tools or self.tools)]
@@ -186,7 +192,7 @@ class ToolSelector:
             gate = self._gate(judge, request, top)
             if len(top) >= 2:
                 full = {n: _words(self.by_name[n].description, self.full_words) or _humanise(n) for n in top}
-                look = self._ask(judge, [{"request": request}], {"tool": self._choice("tool", full)})[0]["tool"]
+                look = self._ask_choice(judge, request, "tool", full)
             else:
                 look = ChoiceAnswer.from_probabilities({top[0]: 1.0})
         except JudgeError as exc:
@@ -218,7 +224,7 @@ class ToolSelector:
             groups = self._groups(tools)
             options = {name: _words("tools: " + ", ".join(_humanise(t.name) for t in members), self.full_words)
                        for name, members in groups.items()}
-            answer = self._ask(judge, [{"request": request}], {"shortlist": self._choice("shortlist", options)})[0]["shortlist"]
+            answer = self._ask_choice(judge, request, "shortlist", options)
             best = [n for n, _ in answer.ranked()[: self.beam]]
             groups_taken.extend(best)
             narrowed = [t for n in best for t in groups[n]]
