@@ -234,8 +234,7 @@ class ToolSelector:
         if len(tools) == 1:
             return ChoiceAnswer.from_probabilities({tools[0].name: 1.0}), groups_taken
         options = {t.name: t.short(self.short_words) or _humanise(t.name) for t in tools}
-        answers = self._ask(judge, [{"request": request}], {"shortlist": self._choice("shortlist", options)})[0]
-        return answers["shortlist"], groups_taken  # type: ignore[return-value]
+        return self._ask_choice(judge, request, "shortlist", options), groups_taken
 
     def _groups(self, tools: list[Tool]) -> dict[str, list[Tool]]:
         """Groups of at most 255, by each tool's `group`, else chunks in roster order; sized so the

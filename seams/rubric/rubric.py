@@ -336,18 +336,19 @@ class Rubric:
         `state`, when given, decides the rules' `when` conditions and is recorded in the decision
         unless `keep_state` is false (the audit log keeps no raw state unless asked).
         """
-        cal = self.spec.calibration
         # Staleness reads the model that answered (a served, versioned id); the alias warning
         # reads the model that was asked for, since only that can silently move.
-        calibrated = cal is not None and not self._stale(answers.model)
+        stored = self.spec.calibration
+        cal = stored if stored is not None and not self._stale(answers.model) else None  # in force
+        calibrated = cal is not None
         if calibrated and requested_model is not None:
             warn_if_moving_alias(requested_model, rubric=self.name, stacklevel=3)
         verdict: Verdict = evaluate(
             self.spec.policy,
             answers.answers,
-            thresholds=cal.threshold_overrides() if calibrated else None,  # type: ignore[union-attr]
-            gates=cal.gate_overrides() if calibrated else None,  # type: ignore[union-attr]
-            transform=cal.transform if calibrated else None,  # type: ignore[union-attr]
+            thresholds=cal.threshold_overrides() if cal is not None else None,
+            gates=cal.gate_overrides() if cal is not None else None,
+            transform=cal.transform if cal is not None else None,
             state=state,
         )
         return Decision(
