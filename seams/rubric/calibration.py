@@ -12,7 +12,7 @@ import bisect
 import math
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
@@ -81,6 +81,11 @@ class _Stored(BaseModel):
         """The fields the file or the fit gave, a None among them (an undefined metric) included."""
         return {k: getattr(self, k) for k in type(self).model_fields if k in self.model_fields_set}
 
+    @classmethod
+    def of(cls, measured: Mapping[str, Any]) -> Self:
+        """The stored part of what a metrics function returned (`seams.calibration.metrics`)."""
+        return cls.model_validate({k: measured[k] for k in cls.model_fields if k in measured})
+
 
 #: A confidence interval [low, high]; a bound is None where it could not be estimated.
 Interval = tuple[float | None, float | None]
@@ -118,11 +123,6 @@ class QuestionMetrics(_Stored):
     kappa: float | None = None
     kappa_ci: Interval | None = None
     kappa_quadratic: float | None = None
-
-    @classmethod
-    def of(cls, measured: Mapping[str, Any]) -> QuestionMetrics:
-        """The stored part of what `noul_metrics`/`choice_metrics`/`score_metrics` return."""
-        return cls.model_validate({k: measured[k] for k in cls.model_fields if k in measured})
 
     def value(self, name: QualityMetric) -> float | None:
         """One metric's value; an unknown name is a `KeyError`, never a silent None."""
@@ -170,11 +170,6 @@ class ZoneMetrics(_Stored):
     error_rate_ci: Interval | None = None
     cost_per_item: float | None = None
     cost_per_item_ci: Interval | None = None
-
-    @classmethod
-    def of(cls, measured: Mapping[str, Any]) -> ZoneMetrics:
-        """The stored part of what `zone_metrics` returns."""
-        return cls.model_validate({k: measured[k] for k in cls.model_fields if k in measured})
 
 
 class RuleMeasured(_Stored):
