@@ -143,7 +143,7 @@ policy:
     cal = result.block.questions["kind"].calibrator
     assert cal.method == "temperature" and cal.temperature == pytest.approx(3.0, rel=0.25)
     q = result.questions["kind"]
-    assert q["after"]["ece"] < q["before"]["ece"] and q["after"]["top1"] == q["before"]["top1"]
+    assert q.after["ece"] < q.before["ece"] and q.after["top1"] == q.before["top1"]
     assert result.block.thresholds["route"].method == "target-error"
     written = write_calibration(path, result.block)
     d = written.decide({"text": "x", "dist": {"billing": 0.9, "technical": 0.05, "sales": 0.05}}, judge=judge)

@@ -75,13 +75,39 @@ class FitOptions:
     signal_level: float = 0.05
 
 
+@dataclass(frozen=True)
+class QuestionFit:
+    """One question's fit, as the report shows it: its calibrator, and every metric measured on
+    the held-out split before and after it (the block stores a summary of these)."""
+
+    kind: str
+    calibrator: Calibrator | None
+    fit_n: int
+    report_n: int
+    before: dict[str, Any]
+    after: dict[str, Any]
+    data: QuestionData  # the held-out split, for the reliability diagram
+
+
+@dataclass(frozen=True)
+class RuleFit:
+    """One rule's (or gate's) fitted cut-points, and its zones on the fit split, on the held-out
+    split, and as written (raw answers at the declared thresholds, held out)."""
+
+    thresholds: RuleThresholds
+    params: dict[str, Any]
+    fit: dict[str, Any]
+    heldout: dict[str, Any]
+    as_written: dict[str, Any]
+
+
 @dataclass
 class CalibrationResult:
     """The block to write back, and everything the report shows."""
 
     block: CalibrationBlock
-    questions: dict[str, dict[str, Any]]
-    rules: dict[str, dict[str, Any]]
+    questions: dict[str, QuestionFit]
+    rules: dict[str, RuleFit]
     notes: list[str]
     fit_ids: set[str]
     report_ids: set[str]
@@ -143,7 +169,7 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
                                     options.seed)
 
     calibrators: dict[str, Calibrator] = {}
-    qresults: dict[str, dict[str, Any]] = {}
+    held: dict[str, tuple[QuestionData, Calibrator | None, int]] = {}  # held-out data, calibrator, fit size
     qblocks: dict[str, QuestionCalibration] = {}
     answers_store: dict[str, StoredAnswers] = {}
     for qid, qd in qdata.items():
@@ -156,13 +182,12 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
         if cal is not None:
             calibrators[qid] = cal
         answers_store[qid] = encode_answers(qd)
-        qresults[qid] = {"kind": qd.kind, "calibrator": cal, "fit_n": len(fit_q), "report_n": len(rep_q),
-                         "report": rep_q}
+        held[qid] = (rep_q, cal, len(fit_q))
     transform = transform_of(calibrators)
 
     rules_out: dict[str, RuleThresholds] = {}
     gates_out: dict[str, RuleThresholds] = {}
-    rresults: dict[str, dict[str, Any]] = {}
+    rresults: dict[str, RuleFit] = {}
     for rule in rubric.policy.rules:
         only: set[str] | None = None
         if rule.gate is not None:
@@ -177,15 +202,15 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
             rules_out[rule.id], rresults[rule.id] = fitted
 
     overrides = {r: (t.high, t.low) for r, t in rules_out.items()}
-    for qid, res in qresults.items():
-        held_q: QuestionData = res.pop("report")
+    qresults: dict[str, QuestionFit] = {}
+    for qid, (held_q, cal, fit_n) in held.items():
         thr_before = noul_threshold(rubric.policy.rules, qid)
         thr_after = noul_threshold(rubric.policy.rules, qid, overrides)
         before = held_q.metrics(None, threshold=thr_before, n_boot=options.n_boot, seed=options.seed)
         after = held_q.metrics(transform, threshold=thr_after, n_boot=options.n_boot, seed=options.seed)
-        res.update(before=before, after=after, data=held_q)
+        qresults[qid] = QuestionFit(held_q.kind, cal, fit_n, len(held_q), before, after, held_q)
         qblocks[qid] = QuestionCalibration(
-            fingerprint=question_fingerprint(questions[qid], rubric.spec.asked_alone.get(qid)), n=len(qdata[qid]), calibrator=res["calibrator"],
+            fingerprint=question_fingerprint(questions[qid], rubric.spec.asked_alone.get(qid)), n=len(qdata[qid]), calibrator=cal,
             metrics=QuestionMeasured(heldout=HeldOut(before=QuestionMetrics.of(before), after=QuestionMetrics.of(after))))
 
     models = [a.model for a in run.answers.values()]
@@ -247,7 +272,7 @@ def _fit_rule(
     rubric: Rubric, rule: Any, dataset: LabelledSet, run: RunResult, transform: Any, fit_ids: set[str],
     report_ids: set[str], options: FitOptions, notes: list[str], *, label: str,
     gate_costs: Costs | None = None, only: set[str] | None = None,
-) -> tuple[RuleThresholds, dict[str, Any]] | None:
+) -> tuple[RuleThresholds, RuleFit] | None:
     """Fit one rule's (or one gate's) cut-points on the fit split and measure them on the held-out
     split; None, with a note saying why, when its labels cannot support a fit.
 
@@ -312,8 +337,7 @@ def _fit_rule(
     thresholds = RuleThresholds(
         high=high, low=low, method="cost" if options.method == "cost" else "target-error", params=params,
         metrics=RuleMeasured(fit=ZoneMetrics.of(fit_z), heldout=ZoneMetrics.of(rep_z)))
-    return thresholds, {"fit": fit_z, "heldout": rep_z, "as_written": before_z, "params": params,
-                        "p": p_r, "y": y_r, "thresholds": thresholds}
+    return thresholds, RuleFit(thresholds, params, fit=fit_z, heldout=rep_z, as_written=before_z)
 
 
 def _zone_costs(rubric: Rubric, rule: Any, costs: Costs) -> Costs:

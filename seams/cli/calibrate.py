@@ -222,11 +222,11 @@ def calibrate(
             err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
         rows = {}
         for qid, q in result.questions.items():
-            rows[f"{qid} (before)"] = {**q["before"], "type": q["kind"]}
-            rows[f"{qid} (after)"] = {**q["after"], "type": q["kind"]}
+            rows[f"{qid} (before)"] = {**q.before, "type": q.kind}
+            rows[f"{qid} (after)"] = {**q.after, "type": q.kind}
         console.print(_question_table(f"held-out split ({len(result.report_ids)} items), model {result.block.model}", rows))
         for rid, rr in result.rules.items():
-            t, h = rr["thresholds"], rr["heldout"]
+            t, h = rr.thresholds, rr.heldout
             console.print(f"rule {rid}: high {t.high}, low {t.low} ({t.method}); held out: automated "
                           f"{_fmt(h, 'automation_rate')}, error rate on automated {_fmt(h, 'error_rate')}",
                           highlight=False)
