@@ -442,7 +442,7 @@ class MemoryGate:
             if rule.then != "quarantine" or "secret" not in rule.questions():
                 continue
             cal = self.rubric.calibration
-            low = (cal.threshold_overrides() if cal is not None else {}).get(rule.id, (rule.high, rule.low_))[1]
+            low = (cal.threshold_overrides() if cal is not None else {}).get(rule.id, (rule.high, rule.effective_low))[1]
             for d in decisions:
                 ans = d.answers.get("secret")
                 if ans is not None and getattr(ans, "noul", 0.0) > low:
