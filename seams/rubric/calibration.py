@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
 from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
 
@@ -77,14 +77,23 @@ class _Stored(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     @model_serializer(mode="plain")
-    def _as_written(self) -> dict[str, Any]:
-        """The fields the file or the fit gave, a None among them (an undefined metric) included."""
-        return {k: getattr(self, k) for k in type(self).model_fields if k in self.model_fields_set}
+    def _as_written(self, info: SerializationInfo) -> dict[str, Any]:
+        """The fields the file or the fit gave, a None among them (an undefined metric) included;
+        a field named in `exclude` (`model_dump(exclude={"metrics": {"answers"}})`) left out."""
+        return {k: getattr(self, k) for k in type(self).model_fields
+                if k in self.model_fields_set and not _excluded(info.exclude, k)}
 
     @classmethod
     def of(cls, measured: Mapping[str, Any]) -> Self:
         """The stored part of what a metrics function returned (`seams.calibration.metrics`)."""
         return cls.model_validate({k: measured[k] for k in cls.model_fields if k in measured})
+
+
+def _excluded(exclude: Any, key: str) -> bool:
+    """Whether pydantic's `exclude` at this level drops `key` whole (not one of its own fields)."""
+    if isinstance(exclude, (set, frozenset)):
+        return key in exclude
+    return isinstance(exclude, dict) and exclude.get(key) in (True, ...)
 
 
 #: A confidence interval [low, high]; a bound is None where it could not be estimated.
