@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from pydantic import ValidationError
 
@@ -212,15 +212,24 @@ class Rubric:
         A judge error becomes the policy's `on_error` outcome (never an `act` outcome), or
         propagates when it is `raise`.
         """
-        return self.decide_many([state], judge, keep_state=keep_state, known=known)[0]  # type: ignore[return-value]
+        return self.decide_many([state], judge, keep_state=keep_state, known=known)[0]
 
     async def adecide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False,
                       known: Known | None = None) -> Decision:
         """`decide` for async code: the judge's `aask`, never blocking the event loop."""
-        return (await self.adecide_many([state], judge, keep_state=keep_state, known=known))[0]  # type: ignore[return-value]
+        return (await self.adecide_many([state], judge, keep_state=keep_state, known=known))[0]
+
+    # Without `return_exceptions` every slot is a Decision: the overloads say so to a type checker.
+    @overload
+    def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                    known: Known | None = None, return_exceptions: Literal[False] = False) -> list[Decision]: ...
+    @overload
+    def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                    known: Known | None = None, return_exceptions: bool) -> list[Decision | StateError]: ...
 
     def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
-                    known: Known | None = None, return_exceptions: bool = False) -> list[Decision | StateError]:
+                    known: Known | None = None,
+                    return_exceptions: bool = False) -> list[Decision] | list[Decision | StateError]:
         """One decision per state, in order: `decide` for many states at once.
 
         The judge is asked once for all of them (`ask_many`: a local model batches the pairs);
@@ -237,8 +246,17 @@ class Rubric:
         answered = self.answer_many(states, judge, questions=self._unknown(given))
         return self._decisions(states, answered, given, judge, started, keep_state, return_exceptions)
 
+    @overload
     async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
-                           known: Known | None = None, return_exceptions: bool = False) -> list[Decision | StateError]:
+                           known: Known | None = None,
+                           return_exceptions: Literal[False] = False) -> list[Decision]: ...
+    @overload
+    async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                           known: Known | None = None, return_exceptions: bool) -> list[Decision | StateError]: ...
+
+    async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                           known: Known | None = None,
+                           return_exceptions: bool = False) -> list[Decision] | list[Decision | StateError]:
         """`decide_many` for async code: the judge's `aask_many`, never blocking the event loop."""
         if not states:
             return []
@@ -302,7 +320,7 @@ class Rubric:
                                  f"{'a probability or ' if isinstance(q, Noul) else ''}a {q.type} answer, got {value!r}")
         return out
 
-    def _decisions(self, states: list[Any], answered: Sequence[Answered], given: dict[str, Any], judge: Judge,
+    def _decisions(self, states: Sequence[Any], answered: Sequence[Answered], given: dict[str, Any], judge: Judge,
                    started: float, keep_state: bool, return_exceptions: bool) -> list[Decision | StateError]:
         """The policy applied to each state's answers (the known ones merged in), or `on_error`."""
         ms = _ms(started) / max(1, len(states))
@@ -392,7 +410,7 @@ class Rubric:
             rubric_version=self.version,
             rubric_hash=self.hash,
             model=judge.model_id,
-            **({} if latency_ms is None else {"latency_ms": latency_ms}),
+            latency_ms=0.0 if latency_ms is None else latency_ms,
             error=f"{type(exc).__name__}: {exc}",
             state=state if keep_state else None,
         )
