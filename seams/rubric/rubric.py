@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from ..answers import Answer, Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ..decision import Decision
 from ..errors import CalibrationWarning, InputError, JudgeError, RubricError, StateError, validation_problems
-from ..judges.base import Answered, Questions, aanswer_each, answer_each
 from ..judges.aliases import warn_if_moving_alias
+from ..judges.base import Answered, Questions, aanswer_each, answer_each
 from ..policy import RAISE, Policy, Verdict, evaluate
 from ..questions import Choice, Noul, Score
 from ..state import backtick_refs, canonical_json, check_state
