@@ -205,13 +205,13 @@ class ReviewQueue:
             if row is not None:
                 return Enqueued(self._item(row), created=False, over_capacity=self._over(n_open),
                                 open_items=n_open, capacity=self.capacity)
-            over = self.capacity is not None and n_open >= self.capacity
-            if over and self.overflow == "refuse":
+            over = self._over(n_open)
+            if self.capacity is not None and over and self.overflow == "refuse":
                 raise QueueFull(
                     f"review queue {self.path} holds {n_open} open item(s), its capacity is {self.capacity}; "
                     "nothing was added",
                     open_items=n_open,
-                    capacity=self.capacity,  # type: ignore[arg-type]
+                    capacity=self.capacity,
                 )
             cur = db.execute(
                 "INSERT INTO items (key, rubric, state, questions, decision, meta, status, created_at) "

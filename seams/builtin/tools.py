@@ -159,11 +159,12 @@ class ToolSelector:
     def _ask(self, judge: Judge, states: list[dict[str, Any]], questions: Mapping[str, Any]) -> list[Answers]:
         """One stage: `questions` (the rubric's, options replaced) about `states`, asked as the
         rubric asks them (its `asked_alone` views); a failing judge fails the stage."""
-        answered = self.rubric.answer_many(states, judge, questions=questions)
-        for a in answered:
+        out: list[Answers] = []
+        for a in self.rubric.answer_many(states, judge, questions=questions):
             if not isinstance(a, Answers):
                 raise a
-        return answered  # type: ignore[return-value]
+            out.append(a)
+        return out
 
     def _choice(self, qid: str, options: Mapping[str, str]) -> Choice:
         base = self.rubric.questions[qid]

@@ -196,7 +196,7 @@ def status_error(response: httpx.Response) -> APIStatusError | JudgeTimeout:
 
 def _with_attempts(error: SeamsError, attempts: Attempts) -> SeamsError:
     """Say how hard we tried: the caller reads it in the message, tools read `error.attempts`."""
-    error.attempts = attempts.count  # type: ignore[attr-defined]
+    error.attempts = attempts.count
     if attempts.count > 1:
         note = f" (after {attempts.count} attempts in {attempts.elapsed():.2f}s)"
         error.args = (f"{error.args[0]}{note}", *error.args[1:]) if error.args else (note.strip(),)
