@@ -1,5 +1,7 @@
 """seams: typed decisions at the seams of AI agents."""
 
+from typing import TYPE_CHECKING
+
 from .answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer, normalize_score, rank_options
 from .questions import Choice, Noul, Score
 
@@ -35,13 +37,42 @@ _LAZY = {
     "gate": "seams.decorators",
     "route": "seams.decorators",
     "current_decision": "seams.decorators",
+    "SeamsError": "seams.errors",
+    "InputError": "seams.errors",
+    "JudgeError": "seams.errors",
     "Refused": "seams.errors",
     "Deferred": "seams.errors",
     "QueueFull": "seams.errors",
 }
 
+# The same names for a type checker, which cannot see through `__getattr__`
+# (tests/test_typed_surface.py keeps the two lists equal).
+if TYPE_CHECKING:
+    from .audit import AuditLog
+    from .builtin import (
+        Admission,
+        ConfirmBeforeAct,
+        Escalation,
+        Grade,
+        Memory,
+        MemoryGate,
+        MemoryStore,
+        ModelRouter,
+        OutputCheck,
+        PassageGate,
+        Tool,
+        ToolSelector,
+    )
+    from .decision import Decision
+    from .decorators import current_decision, gate, route
+    from .errors import Deferred, InputError, JudgeError, QueueFull, Refused, SeamsError
+    from .judges import CachedJudge, Cassette, Judge, LocalJudge, RemoteJudge
+    from .queue import ReviewItem, ReviewQueue
+    from .routing import Cascade, Routed
+    from .rubric import Rubric
 
-def __getattr__(name: str):
+
+def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'seams' has no attribute {name!r}")
@@ -70,7 +101,9 @@ __all__ = [
     "Deferred",
     "Escalation",
     "Grade",
+    "InputError",
     "Judge",
+    "JudgeError",
     "LocalJudge",
     "Memory",
     "MemoryGate",
@@ -89,6 +122,7 @@ __all__ = [
     "Rubric",
     "Score",
     "ScoreAnswer",
+    "SeamsError",
     "Tool",
     "ToolSelector",
     "__version__",

@@ -8,7 +8,7 @@ so a malformed answer is a `ProtocolError`, never a guess.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import cache
 from operator import mul
@@ -39,7 +39,7 @@ def score_confidence(probs: Sequence[float]) -> float:
     if n <= 1:
         return 1.0
     k = max(range(n), key=probs.__getitem__)  # the first most likely level
-    spread = sum(map(mul, probs, _distances(n, k)))
+    spread: float = sum(map(mul, probs, _distances(n, k)))
     return max(0.0, min(1.0, 1 - spread / _uniform_spread(n)))
 
 
@@ -180,7 +180,7 @@ class Answers(BaseModel):
     def __contains__(self, qid: object) -> bool:
         return qid in self.answers
 
-    def __iter__(self):  # type: ignore[override]
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override]  # pydantic's BaseModel iterates (field, value) pairs
         return iter(self.answers)
 
     def __len__(self) -> int:

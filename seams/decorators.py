@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -76,6 +78,16 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+@contextmanager
+def _deciding(decision: Decision) -> Iterator[None]:
+    """`current_decision()` is `decision` for the code called inside."""
+    token = _current.set(decision)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
 class _Seam:
     """What both decorators share: the rubric, the decider, the state builder and the audit log."""
 
@@ -99,6 +111,30 @@ class _Seam:
     async def adecide(self, *args: Any, **kwargs: Any) -> tuple[Any, Decision]:
         state = self.build(*args, **kwargs)
         return state, await self.decider.adecide(self.rubric, state)
+
+
+def _wrapper(seam: _Seam, call: Callable[..., Any], acall: Callable[..., Any]) -> Any:
+    """The decorated function: `call` (or `acall` for a coroutine function) under its name,
+    docstring and signature, with `.rubric` and `.decide` for tests and tools."""
+    wrapper: Any
+    if inspect.iscoroutinefunction(seam.fn):
+
+        @functools.wraps(seam.fn)
+        async def awrapper(*args: Any, **kwargs: Any) -> Any:
+            return await acall(*args, **kwargs)
+
+        wrapper = awrapper
+        wrapper.decide = seam.adecide
+    else:
+
+        @functools.wraps(seam.fn)
+        def swrapper(*args: Any, **kwargs: Any) -> Any:
+            return call(*args, **kwargs)
+
+        wrapper = swrapper
+        wrapper.decide = seam.decide
+    wrapper.rubric = seam.rubric
+    return wrapper
 
 
 # --------------------------------------------------------------------------- @gate
@@ -143,72 +179,81 @@ def gate(
     rubric = Rubric.resolve(rubric)  # a bad reference fails here, where it is written
 
     def wrap(fn: F) -> F:
-        seam = _Seam(fn, rubric, state, judge, audit)
-
-        def on_decision(decision: Decision, st: Any) -> tuple[str, Callable[..., Any] | None, Exception | None]:
-            """What to do: ('call', target) or ('raise', error)."""
-            if decision.kind == "act":
-                return "call", fn, None
-            if decision.kind == "review":
-                if escalate is not None:
-                    return "call", escalate, None
-                if queue is not None:
-                    try:
-                        item = queue.enqueue(st, decision=decision, meta={"site": seam.site}).item
-                    except QueueFull as exc:
-                        return _refusal(decision, f"review queue is full ({exc})")
-                    return "raise", None, Deferred(
-                        f"{seam.site}: {_why(decision)}; queued for review as item {item.id}",
-                        decision=decision, item_id=item.id)
-                return _refusal(decision, "no escalation target or review queue")
-            return _refusal(decision, None)
-
-        def _refusal(decision: Decision, note: str | None) -> tuple[str, Callable[..., Any] | None, Exception | None]:
-            if on_refuse is not None:
-                return "call", on_refuse, None
-            extra = f" ({note})" if note else ""
-            return "raise", None, Refused(f"{seam.site}: {_why(decision)}{extra}", decision=decision)
-
-        if inspect.iscoroutinefunction(fn):
-
-            @functools.wraps(fn)
-            async def agated(*args: Any, **kwargs: Any) -> Any:
-                st, decision = await seam.adecide(*args, **kwargs)
-                action, target, error = on_decision(decision, st)
-                seam._record(decision, action=_action_name(action, target, fn, escalate))
-                if error is not None:
-                    raise error
-                token = _current.set(decision)
-                try:
-                    return await _maybe_await(target(*args, **kwargs))  # type: ignore[misc]
-                finally:
-                    _current.reset(token)
-
-            wrapper: Any = agated
-        else:
-
-            @functools.wraps(fn)
-            def gated(*args: Any, **kwargs: Any) -> Any:
-                st, decision = seam.decide(*args, **kwargs)
-                action, target, error = on_decision(decision, st)
-                seam._record(decision, action=_action_name(action, target, fn, escalate))
-                if error is not None:
-                    raise error
-                token = _current.set(decision)
-                try:
-                    result = target(*args, **kwargs)  # type: ignore[misc]
-                finally:
-                    _current.reset(token)
-                if inspect.isawaitable(result):
-                    raise InputError(f"{seam.site} is sync but its fallback or escalation target is async")
-                return result
-
-            wrapper = gated
-        wrapper.rubric = seam.rubric
-        wrapper.decide = seam.decide if not inspect.iscoroutinefunction(fn) else seam.adecide
-        return wrapper  # type: ignore[no-any-return]
+        steps = _GateSteps(_Seam(fn, rubric, state, judge, audit), on_refuse=on_refuse, queue=queue,
+                           escalate=escalate)
+        return _wrapper(steps.seam, steps.call, steps.acall)
 
     return wrap
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What a decision leads to: a function to call with the call's arguments, or an error to
+    raise; `action` is how the audit log names it."""
+
+    action: str
+    target: Callable[..., Any] | None = None
+    error: Exception | None = None
+
+
+class _GateSteps:
+    """`@gate`'s steps: decide, pick what the decision leads to, record it, then call or raise."""
+
+    def __init__(self, seam: _Seam, *, on_refuse: Callable[..., Any] | None, queue: ReviewQueue | None,
+                 escalate: Callable[..., Any] | None) -> None:
+        self.seam = seam
+        self.on_refuse = on_refuse
+        self.queue = queue
+        self.escalate = escalate
+
+    def step(self, decision: Decision, state: Any) -> _Step:
+        if decision.kind == "act":
+            return _Step("proceeded", self.seam.fn)
+        if decision.kind == "review":
+            return self._review(decision, state)
+        return self._refuse(decision, None)
+
+    def _review(self, decision: Decision, state: Any) -> _Step:
+        """Escalate, else queue (once per state) and defer, else refuse: nobody can look."""
+        if self.escalate is not None:
+            return _Step("escalated", self.escalate)
+        if self.queue is None:
+            return self._refuse(decision, "no escalation target or review queue")
+        try:
+            item = self.queue.enqueue(state, decision=decision, meta={"site": self.seam.site}).item
+        except QueueFull as exc:
+            return self._refuse(decision, f"review queue is full ({exc})")
+        return _Step("raised", error=Deferred(f"{self.seam.site}: {_why(decision)}; queued for review as item {item.id}",
+                                              decision=decision, item_id=item.id))
+
+    def _refuse(self, decision: Decision, note: str | None) -> _Step:
+        if self.on_refuse is not None:
+            return _Step("fallback", self.on_refuse)
+        extra = f" ({note})" if note else ""
+        return _Step("raised", error=Refused(f"{self.seam.site}: {_why(decision)}{extra}", decision=decision))
+
+    def _target(self, decision: Decision, state: Any) -> Callable[..., Any]:
+        step = self.step(decision, state)
+        self.seam._record(decision, action=step.action)
+        if step.error is not None:
+            raise step.error
+        assert step.target is not None
+        return step.target
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        state, decision = self.seam.decide(*args, **kwargs)
+        target = self._target(decision, state)
+        with _deciding(decision):
+            result = target(*args, **kwargs)
+        if inspect.isawaitable(result):
+            raise InputError(f"{self.seam.site} is sync but its fallback or escalation target is async")
+        return result
+
+    async def acall(self, *args: Any, **kwargs: Any) -> Any:
+        state, decision = await self.seam.adecide(*args, **kwargs)
+        target = self._target(decision, state)
+        with _deciding(decision):
+            return await _maybe_await(target(*args, **kwargs))
 
 
 def _why(decision: Decision) -> str:
@@ -220,14 +265,6 @@ def _why(decision: Decision) -> str:
     t = f"{decision.threshold:.3f}" if decision.threshold is not None else "?"
     return (f"rubric {decision.rubric!r} decided {decision.outcome!r} ({decision.kind}) by rule {decision.rule!r}: "
             f"{decision.question} = {p} in the {decision.zone} zone (threshold {t})")
-
-
-def _action_name(action: str, target: Any, fn: Any, escalate: Any) -> str:
-    if action == "raise":
-        return "raised"
-    if target is fn:
-        return "proceeded"
-    return "escalated" if target is escalate else "fallback"
 
 
 # --------------------------------------------------------------------------- @route
@@ -258,64 +295,67 @@ def route(
 
     def wrap(fn: F) -> F:
         seam = _Seam(fn, rubric, state, judge, audit, exclude=(param,) if choices is not None else ())
-        outcomes = set(seam.rubric.policy.outcomes)
-        for name in (branches or {}):
-            if name not in outcomes:
-                raise InputError(f"route branch {name!r} is not an outcome of rubric {seam.rubric.name!r}: "
-                                 f"{sorted(outcomes)}")
-        if choices is not None:
-            unknown = sorted(set(choices) - outcomes)
-            if unknown:
-                raise InputError(f"route choices {unknown} are not outcomes of rubric {seam.rubric.name!r}: "
-                                 f"{sorted(outcomes)}")
-            missing = sorted(outcomes - set(choices))
-            if missing and default is _MISSING:
-                raise InputError(f"route choices miss outcome(s) {missing} of rubric {seam.rubric.name!r}; "
-                                 "add them or give default=")
-            params = inspect.signature(fn).parameters
-            if param not in params and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-                raise InputError(f"{seam.site} has no parameter {param!r} to receive the routed choice")
-
-        def pick(decision: Decision, kwargs: dict[str, Any]) -> Callable[..., Any]:
-            if branches is not None and decision.outcome in branches:
-                return branches[decision.outcome]
-            if choices is not None:
-                kwargs[param] = choices.get(decision.outcome, default)
-            return fn
-
-        if inspect.iscoroutinefunction(fn):
-
-            @functools.wraps(fn)
-            async def arouted(*args: Any, **kwargs: Any) -> Any:
-                _, decision = await seam.adecide(*args, **kwargs)
-                target = pick(decision, kwargs)
-                seam._record(decision, action=f"route:{decision.outcome}")
-                token = _current.set(decision)
-                try:
-                    return await _maybe_await(target(*args, **kwargs))
-                finally:
-                    _current.reset(token)
-
-            wrapper: Any = arouted
-        else:
-
-            @functools.wraps(fn)
-            def routed(*args: Any, **kwargs: Any) -> Any:
-                _, decision = seam.decide(*args, **kwargs)
-                target = pick(decision, kwargs)
-                seam._record(decision, action=f"route:{decision.outcome}")
-                token = _current.set(decision)
-                try:
-                    return target(*args, **kwargs)
-                finally:
-                    _current.reset(token)
-
-            wrapper = routed
-        wrapper.rubric = seam.rubric
-        wrapper.decide = seam.decide if not inspect.iscoroutinefunction(fn) else seam.adecide
-        return wrapper  # type: ignore[no-any-return]
+        _check_route(seam, branches, choices, param, default)
+        steps = _RouteSteps(seam, branches=branches, choices=choices, param=param, default=default)
+        return _wrapper(seam, steps.call, steps.acall)
 
     return wrap
+
+
+def _check_route(seam: _Seam, branches: Mapping[str, Callable[..., Any]] | None, choices: Mapping[str, Any] | None,
+                 param: str, default: Any) -> None:
+    """Branches and choices name outcomes of the rubric, and cover them all unless `default`
+    is given; the function can receive `param`. Checked when decorating."""
+    outcomes = set(seam.rubric.policy.outcomes)
+    for name in (branches or {}):
+        if name not in outcomes:
+            raise InputError(f"route branch {name!r} is not an outcome of rubric {seam.rubric.name!r}: "
+                             f"{sorted(outcomes)}")
+    if choices is None:
+        return
+    unknown = sorted(set(choices) - outcomes)
+    if unknown:
+        raise InputError(f"route choices {unknown} are not outcomes of rubric {seam.rubric.name!r}: "
+                         f"{sorted(outcomes)}")
+    missing = sorted(outcomes - set(choices))
+    if missing and default is _MISSING:
+        raise InputError(f"route choices miss outcome(s) {missing} of rubric {seam.rubric.name!r}; "
+                         "add them or give default=")
+    params = inspect.signature(seam.fn).parameters
+    if param not in params and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        raise InputError(f"{seam.site} has no parameter {param!r} to receive the routed choice")
+
+
+class _RouteSteps:
+    """`@route`'s steps: decide, pick the outcome's branch or choice, record it, call."""
+
+    def __init__(self, seam: _Seam, *, branches: Mapping[str, Callable[..., Any]] | None,
+                 choices: Mapping[str, Any] | None, param: str, default: Any) -> None:
+        self.seam = seam
+        self.branches = branches
+        self.choices = choices
+        self.param = param
+        self.default = default
+
+    def _target(self, decision: Decision, kwargs: dict[str, Any]) -> Callable[..., Any]:
+        self.seam._record(decision, action=f"route:{decision.outcome}")
+        if self.branches is not None and decision.outcome in self.branches:
+            return self.branches[decision.outcome]
+        if self.choices is not None:
+            kwargs[self.param] = self.choices.get(decision.outcome, self.default)
+        return self.seam.fn
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        _, decision = self.seam.decide(*args, **kwargs)
+        target = self._target(decision, kwargs)
+        with _deciding(decision):
+            return target(*args, **kwargs)
+
+    async def acall(self, *args: Any, **kwargs: Any) -> Any:
+        _, decision = await self.seam.adecide(*args, **kwargs)
+        target = self._target(decision, kwargs)
+        with _deciding(decision):
+            return await _maybe_await(target(*args, **kwargs))
 
 
 __all__ = ["current_decision", "gate", "route"]

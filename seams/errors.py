@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 class SeamsError(Exception):
     """Base class of every error seams raises."""
 
+    #: How many requests a remote judge made before giving up with this error (None: not a retried request).
+    attempts: int | None = None
+
 
 # --------------------------------------------------------------------------- input errors
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 
 from .normalise import fold, view
-from .secrets import Finding
+from .secrets import FlaggedSpan
 
 _VERBS = (r"(?:answer|reply|respond|say|agree|refuse|obey|output|print|mention|tell|talk|call|claim|state|confirm|"
           r"deny|approve|reveal|disclose|share|recommend|pretend|insist|grant|waive|comply|promise|assure|redirect|admit)")
@@ -128,14 +128,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(fold(src), re.IGNORECASE)) for kind, src in _PATTERNS_SRC)
 
 
-def find_instructions(text: str) -> list[Finding]:
+def find_instructions(text: str) -> list[FlaggedSpan]:
     """Every instruction to the assistant in `text` that code can be sure of (see the module doc),
     as spans of `text` (matched on its normal form)."""
     v = view(text)
     found = []
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(v.text):
-            found.append(Finding(kind, *v.span(m.start(), max(m.end(), m.start() + 1))))
+            found.append(FlaggedSpan(kind, *v.span(m.start(), max(m.end(), m.start() + 1))))
     return found
 
 

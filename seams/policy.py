@@ -90,7 +90,8 @@ class Gate(_Spec):
         return self
 
     @property
-    def low_(self) -> float:
+    def effective_low(self) -> float:
+        """The refuse cut-point: `low`, or `high` when none is written (one threshold, no band)."""
         return self.high if self.low is None else self.low
 
 
@@ -153,7 +154,8 @@ class Rule(_Spec):
         return self
 
     @property
-    def low_(self) -> float:
+    def effective_low(self) -> float:
+        """The refuse cut-point: `low`, or `high` when none is written (one threshold, no band)."""
         return self.high if self.low is None else self.low
 
     def questions(self) -> list[str]:
@@ -318,7 +320,7 @@ def evaluate(
             continue
         if rule.gate is not None:
             g = _value(get(rule.gate.question))
-            g_high, g_low = gates.get(rule.id, (rule.gate.high, rule.gate.low_))
+            g_high, g_low = gates.get(rule.id, (rule.gate.high, rule.gate.effective_low))
             if g <= g_low and g < g_high:
                 trace.append(RuleTrace(rule=rule.id, question=rule.gate.question, probability=g, zone="gate",
                                        outcome=None if rule.gate.closed == NEXT else rule.gate.closed))
@@ -343,12 +345,13 @@ def evaluate(
             option = ans.choice
             p = ans.probability
         else:
-            qid = rule.question  # type: ignore[assignment]
+            assert rule.question is not None  # the spec's validation: a rule reads any, choice or question
+            qid = rule.question
             p = _value(get(qid), option)
-        high, low = thresholds.get(rule.id, (rule.high, rule.low_))
+        high, low = thresholds.get(rule.id, (rule.high, rule.effective_low))
         if p >= high:
             zone: Zone = "high"
-            outcome = (rule.options or {}).get(option, rule.then) if rule.choice else rule.then
+            outcome = (rule.options or {}).get(option, rule.then) if rule.choice and option is not None else rule.then
             cut = high
         elif p <= low:
             zone, outcome, cut = "low", rule.else_, low

@@ -205,13 +205,13 @@ class ReviewQueue:
             if row is not None:
                 return Enqueued(self._item(row), created=False, over_capacity=self._over(n_open),
                                 open_items=n_open, capacity=self.capacity)
-            over = self.capacity is not None and n_open >= self.capacity
-            if over and self.overflow == "refuse":
+            over = self._over(n_open)
+            if self.capacity is not None and over and self.overflow == "refuse":
                 raise QueueFull(
                     f"review queue {self.path} holds {n_open} open item(s), its capacity is {self.capacity}; "
                     "nothing was added",
                     open_items=n_open,
-                    capacity=self.capacity,  # type: ignore[arg-type]
+                    capacity=self.capacity,
                 )
             cur = db.execute(
                 "INSERT INTO items (key, rubric, state, questions, decision, meta, status, created_at) "
@@ -367,7 +367,7 @@ class ReviewQueue:
         if hasattr(dest, "write"):
             dest.writelines(lines)  # type: ignore[union-attr]
             return len(lines)
-        path = Path(dest)  # type: ignore[arg-type]
+        path = Path(dest)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
         try:

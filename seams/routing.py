@@ -62,11 +62,11 @@ class JudgeDecider:
         return await rubric.adecide(state, judge=self.judge, known=known)
 
     def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]:
-        return rubric.decide_many(states, judge=self.judge, known=known)  # type: ignore[return-value]
+        return rubric.decide_many(states, judge=self.judge, known=known)
 
     async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
                            known: Known | None = None) -> list[Decision]:
-        return await rubric.adecide_many(states, judge=self.judge, known=known)  # type: ignore[return-value]
+        return await rubric.adecide_many(states, judge=self.judge, known=known)
 
 
 def as_decider(judge: Judge | Decider | None) -> Decider:
@@ -159,11 +159,11 @@ class Cascade:
                    known: Known | None = None) -> list[Routed]:
         """`route` for many states: the weak judge is asked about all of them at once, the strong
         side about the ones that escalate."""
-        firsts: list[Decision] = rubric.decide_many(states, judge=self.weak, keep_state=keep_state,  # type: ignore[assignment]
+        firsts: list[Decision] = rubric.decide_many(states, judge=self.weak, keep_state=keep_state,
                                                     known=known)
         up = self._escalating(firsts)
         if isinstance(self.strong, Judge):
-            seconds: list[Decision] = rubric.decide_many([states[i] for i in up], judge=self.strong,  # type: ignore[assignment]
+            seconds: list[Decision] = rubric.decide_many([states[i] for i in up], judge=self.strong,
                                                          keep_state=keep_state, known=known)
         else:
             seconds = [self._target(rubric, states[i], firsts[i], self.strong(rubric, states[i], firsts[i])) for i in up]
@@ -172,11 +172,11 @@ class Cascade:
     async def aroute_many(self, rubric: Rubric, states: Sequence[Any], *, keep_state: bool = False,
                           known: Known | None = None) -> list[Routed]:
         """`route_many` for async code (a callable strong target may be async)."""
-        firsts: list[Decision] = await rubric.adecide_many(states, judge=self.weak,  # type: ignore[assignment]
+        firsts: list[Decision] = await rubric.adecide_many(states, judge=self.weak,
                                                            keep_state=keep_state, known=known)
         up = self._escalating(firsts)
         if isinstance(self.strong, Judge):
-            seconds: list[Decision] = await rubric.adecide_many(  # type: ignore[assignment]
+            seconds: list[Decision] = await rubric.adecide_many(
                 [states[i] for i in up], judge=self.strong, keep_state=keep_state, known=known)
         else:
             seconds = []

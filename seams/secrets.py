@@ -30,8 +30,9 @@ from .normalise import View, fold, view
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One secret found in a text: what kind, and its character span (the text is not kept).
+class FlaggedSpan:
+    """A span of text flagged by a deterministic detector (a secret, an instruction): its kind and
+    character span, never the text itself. Not a lint `Finding` (a rule's verdict on code).
 
     `certain` is False for a value that may be a secret but may also be a description of one.
     """
@@ -46,7 +47,7 @@ class Finding:
 class KeyFormat:
     """A credential shape that is never anything else: a vendor's key prefix, a key header."""
 
-    kind: str  #: machine name, used as a `Finding`'s kind
+    kind: str  #: machine name, used as a `FlaggedSpan`'s kind
     label: str  #: the same in words, for messages ("a hard-coded AWS access key id")
     pattern: re.Pattern[str]
 
@@ -228,7 +229,7 @@ def _words(rest: str) -> list[tuple[int, int, str]]:
     return out[:8]
 
 
-def _credential(v: View, m: re.Match[str]) -> Finding | None:
+def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
     """The value after a credential word, classified: certain, possible, or a description (None)."""
     what = m.group("what").lower()
     family = ("code" if re.fullmatch(_alternation(_CODE_WORDS), what, re.IGNORECASE)
@@ -242,9 +243,9 @@ def _credential(v: View, m: re.Match[str]) -> Finding | None:
     low = w1.lower()
     spaced_sep = m.re is _CRED_BARE  # "password hunter2": no copula, only a space
 
-    def found(start: int, end: int, certain: bool = True) -> Finding:
+    def found(start: int, end: int, certain: bool = True) -> FlaggedSpan:
         a, b = v.span(base + start, base + end)
-        return Finding(kind, a, b, certain)
+        return FlaggedSpan(kind, a, b, certain)
 
     if _PLACEHOLDER.match(w1):
         return None
@@ -320,12 +321,12 @@ def _labelled_as_other(text: str, start: int) -> bool:
     return bool(_OTHER_ID.search(before)) and not _CARD_WORD.search(before)
 
 
-def _numbers(v: View) -> list[Finding]:
+def _numbers(v: View) -> list[FlaggedSpan]:
     t = v.text
-    found: list[Finding] = []
+    found: list[FlaggedSpan] = []
 
     def add(kind: str, start: int, end: int, certain: bool = True) -> None:
-        found.append(Finding(kind, *v.span(start, end), certain))
+        found.append(FlaggedSpan(kind, *v.span(start, end), certain))
 
     for m in _CARD.finditer(t):
         digits = re.sub(r"\D", "", m.group())
@@ -361,18 +362,18 @@ def _squeezed(fmt: KeyFormat) -> re.Pattern[str]:
     return re.compile(fmt.pattern.pattern.removeprefix(r"\b"))
 
 
-def _keys(v: View) -> list[Finding]:
-    found: list[Finding] = []
+def _keys(v: View) -> list[FlaggedSpan]:
+    found: list[FlaggedSpan] = []
     squeezed = v.without_spaces()
     for fmt in KEY_FORMATS:
         for m in fmt.pattern.finditer(v.text):
-            found.append(Finding(fmt.kind, *v.span(m.start(), m.end())))
+            found.append(FlaggedSpan(fmt.kind, *v.span(m.start(), m.end())))
         if fmt.kind in _PREFIXED:  # the text run together: its word boundaries are gone too
             for m in _squeezed(fmt).finditer(squeezed.text):
-                found.append(Finding(fmt.kind, *squeezed.span(m.start(), m.end())))
+                found.append(FlaggedSpan(fmt.kind, *squeezed.span(m.start(), m.end())))
     for m in _AWS_SECRET.finditer(v.text):
         if re.search(r"(?i)aws|secret|amazon", v.text[max(0, m.start() - 60):m.start()]):
-            found.append(Finding("aws_secret_key", *v.span(m.start(), m.end())))
+            found.append(FlaggedSpan("aws_secret_key", *v.span(m.start(), m.end())))
     for m in _ASSIGNED.finditer(v.text):
         name, value = m.group("name").lower(), m.group("value")
         if not _strong(value) and not (re.search(r"pass|pwd", name) and len(value) >= 6):
@@ -382,16 +383,16 @@ def _keys(v: View) -> list[Finding]:
             continue
         kind = "aws_secret_key" if "aws" in name and "secret" in name else \
             "password" if re.search(r"pass|pwd", name) else "credential"
-        found.append(Finding(kind, *v.span(m.start("value"), m.end("value"))))
+        found.append(FlaggedSpan(kind, *v.span(m.start("value"), m.end("value"))))
     return found
 
 
-def find_secrets(text: str, *, possible: bool = False) -> list[Finding]:
+def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
     """Every card number, national id, bank account, vendor key, credential in words or key-like
     token in `text`, as spans of `text` (matched on its normal form, see the module doc).
 
     With `possible=True`, also the values after a credential word that may be the credential or a
-    description of it (`Finding.certain` False).
+    description of it (`FlaggedSpan.certain` False).
     """
     v = view(text)
     found = _numbers(v) + _keys(v)
@@ -402,7 +403,7 @@ def find_secrets(text: str, *, possible: bool = False) -> list[Finding]:
     for m in _CRED_BEFORE.finditer(v.text):
         value = m.group("value").strip("\"'`")
         if value.lower() not in _DESCRIPTORS and not _PLACEHOLDER.match(value):
-            found.append(Finding("password", *v.span(m.start("value"), m.start("value") + len(value)),
+            found.append(FlaggedSpan("password", *v.span(m.start("value"), m.start("value") + len(value)),
                                  certain=_strong(value)))
     for m in _TOKEN.finditer(v.text):
         tok = m.group()
@@ -410,7 +411,7 @@ def find_secrets(text: str, *, possible: bool = False) -> list[Finding]:
         if any(f.start <= a < f.end for f in found) or re.fullmatch(r"[0-9a-fA-F-]+", tok):
             continue  # inside another finding, or a hash or a commit id: an identifier, not a secret
         if re.search(r"[A-Za-z]", tok) and re.search(r"\d", tok) and _entropy(tok) >= 3.5:
-            found.append(Finding("token", a, b))
+            found.append(FlaggedSpan("token", a, b))
     if not possible:
         found = [f for f in found if f.certain]
     return _dedupe(found)
@@ -419,10 +420,10 @@ def find_secrets(text: str, *, possible: bool = False) -> list[Finding]:
 _GENERIC = {"password", "credential", "token"}  # a vendor's or a number's own kind says more
 
 
-def _dedupe(found: list[Finding]) -> list[Finding]:
+def _dedupe(found: list[FlaggedSpan]) -> list[FlaggedSpan]:
     """One finding per span: a certain one over a possible one, the wider over the narrower."""
     found.sort(key=lambda f: (f.start, -f.end, not f.certain, f.kind in _GENERIC, f.kind))
-    out: list[Finding] = []
+    out: list[FlaggedSpan] = []
     for f in found:
         if out and out[-1].start <= f.start and f.end <= out[-1].end and (out[-1].certain or not f.certain):
             continue
@@ -430,7 +431,7 @@ def _dedupe(found: list[Finding]) -> list[Finding]:
     return out
 
 
-def redact(text: str, findings: list[Finding] | None = None) -> str:
+def redact(text: str, findings: list[FlaggedSpan] | None = None) -> str:
     """`text` with every finding replaced by `[kind]` (overlapping findings merged into one)."""
     findings = find_secrets(text, possible=True) if findings is None else findings
     out, last = [], 0
@@ -452,13 +453,13 @@ def redact_values(text: str) -> str:
     (digits, symbols or inner capitals in it, or 16 characters and longer): what a held memory keeps
     when a model suspected a secret that code could not place."""
     spans = find_secrets(text, possible=True)
-    spans += [Finding("value", m.start(), m.end()) for m in _VALUE_LIKE.finditer(text)]
+    spans += [FlaggedSpan("value", m.start(), m.end()) for m in _VALUE_LIKE.finditer(text)]
     v = view(text)
     for m in _CRED.finditer(v.text):  # and the rest of the clause after any credential word
         words = _words(m.group("rest"))
         if words:
-            spans.append(Finding("value", *v.span(m.start("rest") + words[0][0], m.start("rest") + words[-1][1])))
+            spans.append(FlaggedSpan("value", *v.span(m.start("rest") + words[0][0], m.start("rest") + words[-1][1])))
     return redact(text, spans)
 
 
-__all__ = ["KEY_FORMATS", "Finding", "KeyFormat", "find_secrets", "luhn_ok", "redact", "redact_values"]
+__all__ = ["KEY_FORMATS", "FlaggedSpan", "KeyFormat", "find_secrets", "luhn_ok", "redact", "redact_values"]

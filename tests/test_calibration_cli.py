@@ -131,6 +131,8 @@ def test_calibrate_with_costs_and_capacity_as_json(server, labelled):
     t = out["calibration"]["thresholds"]["injected"]
     assert t["method"] == "cost" and t["params"]["capacity"] == 0.2 and t["params"]["seed"] == 3
     assert t["metrics"]["fit"]["review_rate"] <= 0.2 and out["written"] is False
+    # the stored answers (for `seams check`'s McNemar test) are left out of the printed block
+    assert set(out["calibration"]["metrics"]) == {"split", "method", "failed_items"}
     assert rubric.read_text() == RUBRIC  # a dry run writes nothing
 
 

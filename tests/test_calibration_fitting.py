@@ -301,7 +301,7 @@ def test_fewer_than_50_labels_is_an_error_and_fewer_than_200_a_warning():
 
 
 def test_a_zero_slope_is_applied_as_the_base_rate_not_ignored():
-    from seams.calibration.block import Calibrator
+    from seams.rubric.calibration import Calibrator
 
     flat = Calibrator(method="platt", a=0.0, b=-0.5)
     assert flat.apply_p(0.1) == pytest.approx(flat.apply_p(0.9)) == pytest.approx(1 / (1 + np.exp(0.5)))
@@ -356,10 +356,10 @@ def test_a_rules_gate_is_fitted_on_its_own_labels_and_applied_when_deciding():
     gate = result.block.gates["flag"]
     want_high, want_low = bayes_thresholds(costs)  # 0.75, 0.25
     assert gate.high == pytest.approx(want_high, abs=0.06) and gate.low == pytest.approx(want_low, abs=0.06)
-    assert "flag (gate)" in result.rules and result.rules["flag (gate)"]["heldout"]["n"] > 0
+    assert "flag (gate)" in result.rules and result.rules["flag (gate)"].heldout["n"] > 0
     # the gated rule is fitted and measured without the items its gate is labelled to keep out
     opened = {it.id for it in data.items if it.labels["open"]}
-    assert result.rules["flag"]["heldout"]["n"] == len(result.report_ids & opened)
+    assert result.rules["flag"].heldout["n"] == len(result.report_ids & opened)
 
     fitted = Rubric.from_dict({**rubric.spec.model_dump(by_alias=True, exclude_none=True),
                                "calibration": result.block.model_dump(mode="json", exclude_none=True)})

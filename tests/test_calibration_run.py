@@ -138,7 +138,7 @@ def test_scores_get_a_temperature_and_an_mae():
     cal = result.block.questions["quality"].calibrator
     assert cal.method == "temperature" and cal.temperature == pytest.approx(3.0, rel=0.3)
     q = result.questions["quality"]
-    assert q["after"]["log_loss"] < q["before"]["log_loss"] and "mae" in q["after"]
+    assert q.after["log_loss"] < q.before["log_loss"] and "mae" in q.after
 
 
 class Noisy(SynthJudge):

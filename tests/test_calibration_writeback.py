@@ -12,7 +12,9 @@ from seams.calibration.fit import FitOptions, fit_calibration
 from seams.calibration.metrics import Costs
 from seams.calibration.run import run_set
 from seams.calibration.writeback import with_block, write_calibration
-from seams.rubric import Rubric
+from seams.errors import RubricError
+from seams.rubric import Rubric, builtin_names, builtin_path
+from seams.rubric.calibration import QuestionMeasured, QuestionMetrics, RuleMeasured
 
 
 def jsonl(items):
@@ -49,7 +51,7 @@ def test_write_back_keeps_every_other_byte_and_comment(fitted):
 def test_replacing_a_block_keeps_keys_and_comments_after_it():
     block_text = NOUL_RUBRIC.replace("policy:", "calibration:\n  model: old\n\n# how answers become outcomes\npolicy:", 1)
     # an old, invalid-to-apply block sits between questions and policy; only its lines change
-    from seams.calibration.block import CalibrationBlock
+    from seams.rubric.calibration import CalibrationBlock
 
     blk = CalibrationBlock(model="m-2", fitted_at="2026-01-01T00:00:00Z", data_hash="d", n=3, policy_fingerprint="x")
     out = with_block(block_text, blk)
@@ -141,7 +143,7 @@ policy:
     cal = result.block.questions["kind"].calibrator
     assert cal.method == "temperature" and cal.temperature == pytest.approx(3.0, rel=0.25)
     q = result.questions["kind"]
-    assert q["after"]["ece"] < q["before"]["ece"] and q["after"]["top1"] == q["before"]["top1"]
+    assert q.after["ece"] < q.before["ece"] and q.after["top1"] == q.before["top1"]
     assert result.block.thresholds["route"].method == "target-error"
     written = write_calibration(path, result.block)
     d = written.decide({"text": "x", "dist": {"billing": 0.9, "technical": 0.05, "sales": 0.05}}, judge=judge)
@@ -155,3 +157,46 @@ def test_a_judge_that_always_says_the_same_is_recalibrated_to_the_base_rate():
     cal = result.block.questions["flag"].calibrator
     fit_labels = [it.labels["flag"] for it in ds.items if it.id in result.fit_ids]
     assert cal.apply_p(0.4) == pytest.approx(sum(fit_labels) / len(fit_labels), abs=0.01)
+
+
+@pytest.mark.parametrize("name", [n for n in builtin_names() if Rubric.builtin(n).calibration is not None])
+def test_every_shipped_calibration_block_round_trips_byte_for_byte(name):
+    """Reading a shipped block into its models and writing it back changes no byte of the file."""
+    path = builtin_path(name)
+    text = path.read_text(encoding="utf-8")
+    rubric = Rubric.load(path)
+    assert with_block(text, rubric.calibration, str(path)) == text
+
+
+def test_a_misspelt_stored_key_is_a_load_error_not_a_silent_pass(fitted):
+    """A stored section under a wrong name used to be ignored, and every check on it skipped."""
+    path, *_, result = fitted
+    write_calibration(path, result.block)
+    text = path.read_text()
+    assert "        heldout:\n          before:" in text
+    path.write_text(text.replace("        heldout:\n          before:", "        held_out:\n          before:", 1))
+    with pytest.raises(RubricError) as err:
+        Rubric.load(path)
+    assert "held_out" in str(err.value) and str(path) in str(err.value)
+
+
+def test_a_misspelt_metric_name_in_code_raises():
+    with pytest.raises(KeyError, match="acuracy"):
+        QuestionMetrics(accuracy=0.9).value("acuracy")  # type: ignore[arg-type]
+    with pytest.raises(KeyError, match="eec"):
+        QuestionMetrics().interval("eec")  # type: ignore[arg-type]
+
+
+def test_check_fails_when_the_stored_metrics_are_missing(fitted):
+    """Nothing to compare against is a failed check, never a pass."""
+    path, _, ds, _, run, result = fitted
+    bare = result.block.model_copy(update={
+        "questions": {q: qc.model_copy(update={"metrics": QuestionMeasured()}) for q, qc in result.block.questions.items()},
+        "thresholds": {r: t.model_copy(update={"metrics": RuleMeasured()}) for r, t in result.block.thresholds.items()},
+    })
+    rubric = write_calibration(path, bare)
+    out = check_calibration(rubric, ds, run)
+    fails = [f for f in out.findings if f.level == "fail"]
+    assert not out.ok
+    assert {f.where for f in fails} == set(bare.questions) | {f"rule {r}" for r in bare.thresholds}
+    assert all("stores no held-out metrics" in f.message for f in fails)

@@ -13,7 +13,7 @@ from seams.answers import Answers, NoulAnswer
 from seams.errors import TransportError
 from seams.judges import SyncJudge
 from seams.lint import Baseline, lint, load_rules, python_units
-from seams.lint.baseline import fingerprint
+from seams.lint.baseline import finding_fingerprint
 from seams.questions import Noul
 
 #: The built-in rules are calibrated on the shipped model; these tests run other judges, on which
@@ -168,7 +168,7 @@ def test_fingerprint_ignores_indentation_only() -> None:
     (a,) = python_units("m.py", "def f():\n    return 1\n", kinds=("function",))
     (b,) = python_units("m.py", "\n\ndef f():\n        return 1\n", kinds=("function",))
     (c,) = python_units("m.py", "def f():\n    return 2\n", kinds=("function",))
-    assert fingerprint("r", a) == fingerprint("r", b) != fingerprint("r", c)
+    assert finding_fingerprint("r", a) == finding_fingerprint("r", b) != finding_fingerprint("r", c)
 
 
 def _shipped_model_present() -> bool:

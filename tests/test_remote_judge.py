@@ -20,7 +20,7 @@ from seams import Answers, Choice, ChoiceAnswer, Noul, NoulAnswer, Score, ScoreA
 from seams.errors import AuthenticationError, ConfigError, MovingAliasWarning, QuestionError, StateError
 from seams.judges import RemoteJudge
 from seams.judges._wire import REQUEST_BUDGET, STATE_QUESTION_BUDGET
-from seams.judges.remote import is_moving_alias, warn_if_moving_alias
+from seams.judges.aliases import is_moving_alias, warn_if_moving_alias
 
 QUESTION_SETS = {
     "support": {

@@ -187,7 +187,7 @@ def test_from_dict():
     r = Rubric.from_dict({"name": "x", "state": "text", "questions": {"q": {"type": "noul", "instructions": "ok?"}},
                           "policy": {"outcomes": {"go": "act", "stop": "refuse"}, "default": "stop",
                                      "rules": [{"id": "r", "question": "q", "high": 0.5, "then": "go"}]}})
-    assert r.policy.rules[0].low_ == 0.5
+    assert r.policy.rules[0].effective_low == 0.5
     with pytest.raises(RubricError, match="questions"):
         Rubric.from_dict({"name": "x", "policy": {"outcomes": {"a": "act"}, "default": "a"}})
 

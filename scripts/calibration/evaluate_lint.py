@@ -104,7 +104,7 @@ def evaluate(judge, rules, *, uncalibrated: bool = False) -> dict:
         out[rule.id] = {
             "items": len(items), "positives": sum(labels), "model": decisions[0].model,
             "calibrated": any(d.calibrated for d in decisions),
-            "thresholds": {r.id: {"high": r.high, "low": r.low_} for r in rubric.policy.rules},
+            "thresholds": {r.id: {"high": r.high, "low": r.effective_low} for r in rubric.policy.rules},
             "fitted_thresholds": ({k: {"high": h, "low": lo} for k, (h, lo) in
                                    rubric.calibration.threshold_overrides().items()}
                                   if any(d.calibrated for d in decisions) else None),

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         qs = {"difficulty": base.model_copy(update={"instructions": wording})}
         p = np.array([a["difficulty"].normalized for s in range(0, len(items), 32)
                       for a in judge.ask_many([it["state"] for it in items[s:s + 32]], qs)])
-        strong, small = p >= rule.high, p <= rule.low_
+        strong, small = p >= rule.high, p <= rule.effective_low
         wrong = (strong & ~y) | (small & y)
         auto = int((strong | small).sum())
         print(json.dumps({
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             "auroc": round(float(auroc(p, y)), 3),
             "auroc_ci": [round(float(v), 3) for v in np.nanpercentile(auroc(p[boot], y[boot]), [2.5, 97.5])],
             "score_range": [round(float(p.min()), 3), round(float(p.max()), 3)],
-            "as_written": {"high": rule.high, "low": rule.low_, "strong": round(float(strong.mean()), 3),
+            "as_written": {"high": rule.high, "low": rule.effective_low, "strong": round(float(strong.mean()), 3),
                            "medium": round(float(1 - (strong | small).mean()), 3), "small": round(float(small.mean()), 3),
                            "error_on_strong_or_small": round(float(wrong.sum() / auto), 3) if auto else None},
         }), flush=True)

@@ -7,7 +7,7 @@
   (rubrics `escalation`, `confirm-before-act`, `model-routing`, `output-check`)
 """
 
-from ..secrets import Finding, find_secrets
+from ..secrets import FlaggedSpan, find_secrets
 from .escalation import (
     Confirmation,
     ConfirmBeforeAct,
@@ -28,7 +28,7 @@ __all__ = [
     "Confirmation",
     "Escalation",
     "EscalationResult",
-    "Finding",
+    "FlaggedSpan",
     "Grade",
     "Memory",
     "MemoryGate",

@@ -58,7 +58,7 @@ from ..judges.base import Judge
 from ..questions import Choice
 from ..routing import Decider, as_decider
 from ..rubric import Rubric
-from ..secrets import Finding, find_secrets, redact, redact_values
+from ..secrets import FlaggedSpan, find_secrets, redact, redact_values
 from ._common import load_rubric
 from .edits import Edit, minimal_edit
 
@@ -275,7 +275,7 @@ class Admission:
     reason: str
     replaces: str | None = None
     related_to: str | None = None
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[FlaggedSpan, ...] = ()
     redacted: str | None = None
     decision: Decision | None = None
     decisions: tuple[Decision, ...] = ()
@@ -442,7 +442,7 @@ class MemoryGate:
             if rule.then != "quarantine" or "secret" not in rule.questions():
                 continue
             cal = self.rubric.calibration
-            low = (cal.threshold_overrides() if cal is not None else {}).get(rule.id, (rule.high, rule.low_))[1]
+            low = (cal.threshold_overrides() if cal is not None else {}).get(rule.id, (rule.high, rule.effective_low))[1]
             for d in decisions:
                 ans = d.answers.get("secret")
                 if ans is not None and getattr(ans, "noul", 0.0) > low:
@@ -465,7 +465,8 @@ class MemoryGate:
         d = ds[i]
         mem_id = pairs[i][0]
         outcome: MemoryOutcome = d.outcome  # type: ignore[assignment]
-        reason = _reason(d) + (f" ({_EDIT_WORDS[edits[i]]}: seen in code)" if edits[i] else "")
+        edit = edits[i]
+        reason = _reason(d) + (f" ({_EDIT_WORDS[edit]}: seen in code)" if edit else "")
         if outcome == "supersede" and mem_id is None:
             # a correction of a text the caller passed without an id: nothing to close
             return Admission("hold", candidate, reason + "; the corrected memory has no id to supersede",

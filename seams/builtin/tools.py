@@ -159,15 +159,22 @@ class ToolSelector:
     def _ask(self, judge: Judge, states: list[dict[str, Any]], questions: Mapping[str, Any]) -> list[Answers]:
         """One stage: `questions` (the rubric's, options replaced) about `states`, asked as the
         rubric asks them (its `asked_alone` views); a failing judge fails the stage."""
-        answered = self.rubric.answer_many(states, judge, questions=questions)
-        for a in answered:
+        out: list[Answers] = []
+        for a in self.rubric.answer_many(states, judge, questions=questions):
             if not isinstance(a, Answers):
                 raise a
-        return answered  # type: ignore[return-value]
+            out.append(a)
+        return out
 
     def _choice(self, qid: str, options: Mapping[str, str]) -> Choice:
         base = self.rubric.questions[qid]
         return Choice(instructions=base.instructions, criteria=dict(options))
+
+    def _ask_choice(self, judge: Judge, request: str, qid: str, options: Mapping[str, str]) -> ChoiceAnswer:
+        """One stage asking the rubric's Choice `qid` over `options` (answered with a ChoiceAnswer)."""
+        answer = self._ask(judge, [{"request": request}], {qid: self._choice(qid, options)})[0][qid]
+        assert isinstance(answer, ChoiceAnswer)
+        return answer
 
     def listing(self, tools: Sequence[Tool] | None = None) -> list[str]:
         """Tools as the gate reads them: one `name: short description` line per tool."""
@@ -186,7 +193,7 @@ class ToolSelector:
             gate = self._gate(judge, request, top)
             if len(top) >= 2:
                 full = {n: _words(self.by_name[n].description, self.full_words) or _humanise(n) for n in top}
-                look = self._ask(judge, [{"request": request}], {"tool": self._choice("tool", full)})[0]["tool"]
+                look = self._ask_choice(judge, request, "tool", full)
             else:
                 look = ChoiceAnswer.from_probabilities({top[0]: 1.0})
         except JudgeError as exc:
@@ -218,7 +225,7 @@ class ToolSelector:
             groups = self._groups(tools)
             options = {name: _words("tools: " + ", ".join(_humanise(t.name) for t in members), self.full_words)
                        for name, members in groups.items()}
-            answer = self._ask(judge, [{"request": request}], {"shortlist": self._choice("shortlist", options)})[0]["shortlist"]
+            answer = self._ask_choice(judge, request, "shortlist", options)
             best = [n for n, _ in answer.ranked()[: self.beam]]
             groups_taken.extend(best)
             narrowed = [t for n in best for t in groups[n]]
@@ -228,8 +235,7 @@ class ToolSelector:
         if len(tools) == 1:
             return ChoiceAnswer.from_probabilities({tools[0].name: 1.0}), groups_taken
         options = {t.name: t.short(self.short_words) or _humanise(t.name) for t in tools}
-        answers = self._ask(judge, [{"request": request}], {"shortlist": self._choice("shortlist", options)})[0]
-        return answers["shortlist"], groups_taken  # type: ignore[return-value]
+        return self._ask_choice(judge, request, "shortlist", options), groups_taken
 
     def _groups(self, tools: list[Tool]) -> dict[str, list[Tool]]:
         """Groups of at most 255, by each tool's `group`, else chunks in roster order; sized so the

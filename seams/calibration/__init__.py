@@ -7,19 +7,20 @@
 * `thresholds` — three-zone cut-points from costs or from a target error with a guarantee;
 * `fit` / `evaluate` / `check` / `stability` — what `seams calibrate|eval|check|stability` run;
 * `writeback` — the fitted block into the rubric file, comments and layout kept;
-* `report` — reliability diagrams and an HTML report;
-* `block` — the stored calibration, applied by the policy without scikit-learn.
+* `report` — reliability diagrams and an HTML report.
 
-Names are imported lazily: the rubric loader imports `block`, and the fitting modules import
-the rubric.
+The stored calibration block that the policy applies at decision time lives with the rubric
+(`seams.rubric.calibration`, no scikit-learn) and is re-exported here; this package imports the
+rubric, never the other way round. The fitting names are imported lazily, so `import
+seams.calibration` does not load scikit-learn.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .block import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
+from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
 
 _LAZY = {
     "LabelledItem": "dataset", "LabelledSet": "dataset", "LabelledSetError": "dataset", "load_jsonl": "dataset",
@@ -32,6 +33,17 @@ _LAZY = {
     "evaluate_set": "evaluate", "check_calibration": "check",
     "write_calibration": "writeback",
 }
+
+if TYPE_CHECKING:  # the same names for a type checker, which cannot see through `__getattr__`
+    from .calibrators import IsotonicCalibrator, PlattCalibrator, TemperatureCalibrator
+    from .check import check_calibration
+    from .dataset import LabelledItem, LabelledSet, LabelledSetError, load_csv, load_jsonl, loads_jsonl
+    from .evaluate import evaluate_set
+    from .fit import CalibrationResult, FitOptions, fit_calibration
+    from .metrics import Costs
+    from .run import RunResult, arun_set, run_set
+    from .thresholds import CostThresholds, TargetErrorThresholds, bayes_thresholds
+    from .writeback import write_calibration
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,7 @@
 
 Each follows scikit-learn's estimator contract: `fit` learns (fitted state ends in ``_``),
 `predict` applies, and `to_block()` returns the dependency-free `Calibrator` that a rubric
-stores and the policy applies at decision time (`seams.calibration.block`).
+stores and the policy applies at decision time (`seams.rubric.calibration`).
 
 * `PlattCalibrator` — logistic regression on logit(p): p' = σ(a·logit(p) + b). Two parameters,
   so it needs little data and cannot overfit much; it fixes over/under-confidence and a bias.
@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
@@ -26,7 +27,7 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from .block import Calibrator
+from ..rubric.calibration import Calibrator
 
 _CLIP = 1e-7
 
@@ -36,7 +37,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
     return np.log(q / (1 - q))
 
 
-def _check_binary(p: Sequence[float], y: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
+def _check_binary(p: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     p = np.asarray(p, float).ravel()
     y = np.asarray(y).ravel().astype(int)
     if p.shape != y.shape:
@@ -66,7 +67,7 @@ class PlattCalibrator(BaseEstimator):
     def __init__(self, C: float = 1e4) -> None:
         self.C = C
 
-    def fit(self, p: Sequence[float], y: Sequence[bool]) -> PlattCalibrator:
+    def fit(self, p: ArrayLike, y: ArrayLike) -> PlattCalibrator:
         p, y = _check_binary(p, y)
         lr = LogisticRegression(C=self.C, solver="lbfgs", max_iter=1000)
         lr.fit(_logit(p)[:, None], y)
@@ -77,7 +78,7 @@ class PlattCalibrator(BaseEstimator):
             self.a_, self.b_ = 0.0, float(np.log(rate / (1 - rate)))
         return self
 
-    def predict(self, p: Sequence[float]) -> np.ndarray:
+    def predict(self, p: ArrayLike) -> np.ndarray:
         if not hasattr(self, "a_"):
             raise NotFittedError("PlattCalibrator is not fitted yet; call fit(p, y)")
         z = self.a_ * _logit(np.asarray(p, float)) + self.b_
@@ -100,7 +101,7 @@ class IsotonicCalibrator(BaseEstimator):
     def __init__(self, max_points: int = 64) -> None:
         self.max_points = max_points
 
-    def fit(self, p: Sequence[float], y: Sequence[bool]) -> IsotonicCalibrator:
+    def fit(self, p: ArrayLike, y: ArrayLike) -> IsotonicCalibrator:
         p, y = _check_binary(p, y)
         iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip", increasing=True)
         iso.fit(p, y)
@@ -111,7 +112,7 @@ class IsotonicCalibrator(BaseEstimator):
         self.x_, self.y_ = x, v
         return self
 
-    def predict(self, p: Sequence[float]) -> np.ndarray:
+    def predict(self, p: ArrayLike) -> np.ndarray:
         if not hasattr(self, "x_"):
             raise NotFittedError("IsotonicCalibrator is not fitted yet; call fit(p, y)")
         return np.interp(np.asarray(p, float), self.x_, self.y_)
@@ -147,7 +148,7 @@ class TemperatureCalibrator(BaseEstimator):
         lse = np.log(np.add.reduceat(np.exp(z - np.repeat(top, np.diff(np.append(starts, z.size)))), starts)) + top
         return float(np.mean(lse - z[idx]))
 
-    def fit(self, dists: Sequence[Sequence[float]], labels: Sequence[int]) -> TemperatureCalibrator:
+    def fit(self, dists: Sequence[Sequence[float]], labels: ArrayLike) -> TemperatureCalibrator:
         labels = np.asarray(labels, int)
         if len(dists) != labels.size or not len(dists):
             raise ValueError("temperature scaling needs one label per distribution, and at least one")
@@ -184,7 +185,7 @@ def _cv_log_loss(est: BaseEstimator, p: np.ndarray, y: np.ndarray, folds: int, s
     return float(np.mean(losses))
 
 
-def fit_noul_calibrator(p: Sequence[float], y: Sequence[bool], method: str = "auto", *, seed: int = 0
+def fit_noul_calibrator(p: ArrayLike, y: ArrayLike, method: str = "auto", *, seed: int = 0
                         ) -> PlattCalibrator | IsotonicCalibrator | None:
     """Fit the calibrator named by `method` (`platt`, `isotonic`, `none`), or for `auto` the one of
     Platt and isotonic with the lower 5-fold cross-validated log loss (isotonic only from 200

@@ -21,21 +21,24 @@ def evaluate_set(dataset: LabelledSet, run: RunResult, rubric: Rubric | None = N
     """
     models = [a.model for a in run.answers.values()]
     model = max(set(models), key=models.count) if models else run.model
-    cal = rubric.calibration if rubric is not None else None
-    applies = cal is not None and not rubric.stale_reasons(model)  # type: ignore[union-attr]
-    transform = cal.transform if applies else None  # type: ignore[union-attr]
-    overrides = cal.threshold_overrides() if applies else {}  # type: ignore[union-attr]
-    gates = cal.gate_overrides() if applies else {}  # type: ignore[union-attr]
+    stored = rubric.calibration if rubric is not None else None
+    stale = rubric.stale_reasons(model) if rubric is not None and stored is not None else []
+    cal = stored if not stale else None  # the calibration in force
+    applies = cal is not None
+    transform = cal.transform if cal is not None else None
+    overrides = cal.threshold_overrides() if cal is not None else {}
+    gates = cal.gate_overrides() if cal is not None else {}
     rules = list(rubric.policy.rules) if rubric is not None else []
-    qids: list[str] = list(rubric.questions) if rubric is not None else []
+    questions = rubric.questions if rubric is not None else {}
+    qids: list[str] = list(questions)
     for it in dataset.items:
         qids.extend(q for q in it.labels if q not in qids)
     out: dict[str, Any] = {
         "model": model, "data_hash": dataset.hash, "n_items": len(dataset), "failed_items": len(run.errors),
         "calibrated": applies, "questions": {}, "rules": {},
     }
-    if cal is not None and not applies:
-        out["stale"] = rubric.stale_reasons(model)  # type: ignore[union-attr]
+    if stale:
+        out["stale"] = stale
     for qid in qids:
         qd = question_data(dataset, run, qid)
         if not len(qd):
@@ -48,11 +51,11 @@ def evaluate_set(dataset: LabelledSet, run: RunResult, rubric: Rubric | None = N
     for name, rule, is_gate in rules_and_gates(rules):
         cuts = gates if is_gate else overrides
         try:
-            _, p, y = rule_data(rule, rubric.questions, dataset, run, transform)  # type: ignore[union-attr]
+            _, p, y = rule_data(rule, questions, dataset, run, transform)
         except ValueError:
             continue
         if len(p):
-            high, low = cuts.get(rule.id, (rule.high, rule.low_))
+            high, low = cuts.get(rule.id, (rule.high, rule.effective_low))
             out["rules"][name] = zone_metrics(p, y, high, low)
     return out
 

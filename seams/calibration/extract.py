@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -21,14 +21,26 @@ from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer, normalize_score
 from ..errors import LabelledSetError
 from ..policy import Rule, applies
 from ..questions import Choice, Noul, Score
+from ..rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, StoredAnswers
 from ..state import canonical_json
-from .block import CalibrationBlock, Calibrator, QuestionCalibration
 from .dataset import LabelledSet
 from .metrics import choice_metrics, noul_metrics, score_metrics
 from .run import RunResult
 
 AnswerT = NoulAnswer | ChoiceAnswer | ScoreAnswer
 Transform = Callable[[str, AnswerT], AnswerT]
+
+
+def _noul(a: AnswerT) -> float:
+    """A Noul's probability; a question's answers are all of its kind (`question_data`)."""
+    assert isinstance(a, NoulAnswer)
+    return a.noul
+
+
+def _probabilities(a: AnswerT) -> dict[str, float]:
+    """A Choice's or a Score's distribution, by option name or level index."""
+    assert not isinstance(a, NoulAnswer)
+    return a.probabilities
 
 
 @dataclass
@@ -55,15 +67,16 @@ class QuestionData:
 
     def noul(self, transform: Transform | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(p, y) of a Noul."""
-        return (np.array([a.noul for a in self.mapped(transform)], float),  # type: ignore[union-attr]
+        return (np.array([_noul(a) for a in self.mapped(transform)], float),
                 np.array(self.labels, bool))
 
     def dists(self, transform: Transform | None = None) -> tuple[list[list[float]], list[list[str]], list[int]]:
         """Distributions, option names and label indices of a Choice or Score."""
         dists, names, idx = [], [], []
         for a, lab in zip(self.mapped(transform), self.labels):
-            keys = list(a.probabilities)  # type: ignore[union-attr]
-            dists.append([a.probabilities[k] for k in keys])  # type: ignore[union-attr]
+            probs = _probabilities(a)
+            keys = list(probs)
+            dists.append([probs[k] for k in keys])
             names.append(keys)
             idx.append(keys.index(str(lab)) if isinstance(a, ScoreAnswer) else keys.index(lab))
         return dists, names, idx
@@ -223,7 +236,7 @@ def _score_side(rule: Rule, question: Score, level: Any) -> bool | None:
     value = normalize_score(float(level), len(question.levels))
     if value >= rule.high:
         return True
-    if value <= rule.low_:
+    if value <= rule.effective_low:
         return False
     return None
 
@@ -247,30 +260,31 @@ def ids_hash(ids: Iterable[str]) -> str:
     return h.hexdigest()[:16]
 
 
-def encode_answers(qd: QuestionData) -> dict[str, Any]:
+def encode_answers(qd: QuestionData) -> StoredAnswers:
     """The judge's discrete answer per item (yes/no at 0.5, or the winner's index), sorted by id,
     packed and compressed, so a later run can be compared item by item (McNemar)."""
     order = sorted(range(len(qd)), key=lambda i: qd.ids[i])
+    enc: Literal["bits", "bytes"]
     if qd.kind == "noul":
-        raw = np.packbits(np.array([qd.answers[i].noul >= 0.5 for i in order], bool)).tobytes()  # type: ignore[union-attr]
+        raw = np.packbits(np.array([_noul(qd.answers[i]) >= 0.5 for i in order], np.bool_)).tobytes()
         enc = "bits"
     else:
         vals = []
         for i in order:
-            a = qd.answers[i]
-            keys = list(a.probabilities)  # type: ignore[union-attr]
-            vals.append(keys.index(max(keys, key=lambda k: a.probabilities[k])))  # type: ignore[union-attr]
+            probs = _probabilities(qd.answers[i])
+            keys = list(probs)
+            vals.append(keys.index(max(keys, key=probs.__getitem__)))
         raw = bytes(vals)
         enc = "bytes"
-    return {"n": len(qd), "ids": ids_hash(qd.keys), "encoding": enc,
-            "data": base64.b64encode(zlib.compress(raw, 9)).decode("ascii")}
+    return StoredAnswers(n=len(qd), ids=ids_hash(qd.keys), encoding=enc,
+                         data=base64.b64encode(zlib.compress(raw, 9)).decode("ascii"))
 
 
-def decode_answers(stored: Mapping[str, Any]) -> np.ndarray:
+def decode_answers(stored: StoredAnswers) -> np.ndarray:
     """Stored answers back as an int array in sorted-id order."""
-    raw = zlib.decompress(base64.b64decode(stored["data"]))
-    n = int(stored["n"])
-    if stored["encoding"] == "bits":
+    raw = zlib.decompress(base64.b64decode(stored.data))
+    n = stored.n
+    if stored.encoding == "bits":
         return np.unpackbits(np.frombuffer(raw, np.uint8))[:n].astype(int)
     return np.frombuffer(raw, np.uint8)[:n].astype(int)
 
@@ -288,7 +302,7 @@ def correct_in_id_order(qd: QuestionData, answers: np.ndarray) -> np.ndarray:
         if qd.kind == "noul":
             out.append(bool(answers[pos]) == bool(lab))
         else:
-            keys = list(qd.answers[i].probabilities)  # type: ignore[union-attr]
+            keys = list(_probabilities(qd.answers[i]))
             want = keys.index(str(lab)) if qd.kind == "score" else keys.index(lab)
             out.append(int(answers[pos]) == want)
     return np.array(out, bool)

@@ -20,7 +20,20 @@ import numpy as np
 from ..errors import InputError
 from ..policy import NEXT
 from ..rubric import Rubric, question_fingerprint
-from .block import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
+from ..rubric.calibration import (
+    BlockMeasured,
+    CalibrationBlock,
+    Calibrator,
+    HeldOut,
+    QuestionCalibration,
+    QuestionMeasured,
+    QuestionMetrics,
+    RuleMeasured,
+    RuleThresholds,
+    Split,
+    StoredAnswers,
+    ZoneMetrics,
+)
 from .calibrators import TemperatureCalibrator, fit_noul_calibrator
 from .dataset import LabelledSet
 from .extract import (
@@ -34,21 +47,12 @@ from .extract import (
     split_ids,
     transform_of,
 )
-from .metrics import Costs, summary, zone_metrics
+from .metrics import Costs, zone_metrics
 from .run import RunResult
 from .thresholds import CostThresholds, TargetErrorThresholds
 
 MIN_LABELS = 50
 WARN_LABELS = 200
-
-#: What is stored per question in the rubric: enough to read and to check against later.
-STORED_KEYS = ("n", "accuracy", "accuracy_ci", "brier", "brier_ci", "log_loss", "log_loss_ci", "ece", "ece_ci",
-               "ece_adaptive", "ece_adaptive_ci", "auroc", "auroc_ci", "top1", "top1_ci", "mae", "mae_ci",
-               "kappa", "kappa_ci", "kappa_quadratic")
-ZONE_KEYS = ("n", "automated", "errors", "automation_rate", "automation_rate_ci", "review_rate", "review_rate_ci",
-             "error_rate",
-             "error_rate_ci", "cost_per_item", "cost_per_item_ci")
-
 
 class CalibrationDataWarning(UserWarning):
     """Enough labels to fit, too few to trust: the intervals will be wide."""
@@ -71,13 +75,39 @@ class FitOptions:
     signal_level: float = 0.05
 
 
+@dataclass(frozen=True)
+class QuestionFit:
+    """One question's fit, as the report shows it: its calibrator, and every metric measured on
+    the held-out split before and after it (the block stores a summary of these)."""
+
+    kind: str
+    calibrator: Calibrator | None
+    fit_n: int
+    report_n: int
+    before: dict[str, Any]
+    after: dict[str, Any]
+    data: QuestionData  # the held-out split, for the reliability diagram
+
+
+@dataclass(frozen=True)
+class RuleFit:
+    """One rule's (or gate's) fitted cut-points, and its zones on the fit split, on the held-out
+    split, and as written (raw answers at the declared thresholds, held out)."""
+
+    thresholds: RuleThresholds
+    params: dict[str, Any]
+    fit: dict[str, Any]
+    heldout: dict[str, Any]
+    as_written: dict[str, Any]
+
+
 @dataclass
 class CalibrationResult:
     """The block to write back, and everything the report shows."""
 
     block: CalibrationBlock
-    questions: dict[str, dict[str, Any]]
-    rules: dict[str, dict[str, Any]]
+    questions: dict[str, QuestionFit]
+    rules: dict[str, RuleFit]
     notes: list[str]
     fit_ids: set[str]
     report_ids: set[str]
@@ -123,7 +153,7 @@ def noul_threshold(rules: list[Any], qid: str, overrides: Mapping[str, tuple[flo
     reading the question directly (after fitted overrides), else 0.5."""
     for r in rules:
         if r.question == qid and r.option is None:
-            return (overrides or {}).get(r.id, (r.high, r.low_))[0]
+            return (overrides or {}).get(r.id, (r.high, r.effective_low))[0]
     return 0.5
 
 
@@ -139,9 +169,9 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
                                     options.seed)
 
     calibrators: dict[str, Calibrator] = {}
-    qresults: dict[str, dict[str, Any]] = {}
+    held: dict[str, tuple[QuestionData, Calibrator | None, int]] = {}  # held-out data, calibrator, fit size
     qblocks: dict[str, QuestionCalibration] = {}
-    answers_store: dict[str, Any] = {}
+    answers_store: dict[str, StoredAnswers] = {}
     for qid, qd in qdata.items():
         if not len(qd):
             continue
@@ -152,13 +182,12 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
         if cal is not None:
             calibrators[qid] = cal
         answers_store[qid] = encode_answers(qd)
-        qresults[qid] = {"kind": qd.kind, "calibrator": cal, "fit_n": len(fit_q), "report_n": len(rep_q),
-                         "report": rep_q}
+        held[qid] = (rep_q, cal, len(fit_q))
     transform = transform_of(calibrators)
 
     rules_out: dict[str, RuleThresholds] = {}
     gates_out: dict[str, RuleThresholds] = {}
-    rresults: dict[str, dict[str, Any]] = {}
+    rresults: dict[str, RuleFit] = {}
     for rule in rubric.policy.rules:
         only: set[str] | None = None
         if rule.gate is not None:
@@ -173,16 +202,16 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
             rules_out[rule.id], rresults[rule.id] = fitted
 
     overrides = {r: (t.high, t.low) for r, t in rules_out.items()}
-    for qid, res in qresults.items():
-        rep_q: QuestionData = res.pop("report")
+    qresults: dict[str, QuestionFit] = {}
+    for qid, (held_q, cal, fit_n) in held.items():
         thr_before = noul_threshold(rubric.policy.rules, qid)
         thr_after = noul_threshold(rubric.policy.rules, qid, overrides)
-        before = rep_q.metrics(None, threshold=thr_before, n_boot=options.n_boot, seed=options.seed)
-        after = rep_q.metrics(transform, threshold=thr_after, n_boot=options.n_boot, seed=options.seed)
-        res.update(before=before, after=after, data=rep_q)
+        before = held_q.metrics(None, threshold=thr_before, n_boot=options.n_boot, seed=options.seed)
+        after = held_q.metrics(transform, threshold=thr_after, n_boot=options.n_boot, seed=options.seed)
+        qresults[qid] = QuestionFit(held_q.kind, cal, fit_n, len(held_q), before, after, held_q)
         qblocks[qid] = QuestionCalibration(
-            fingerprint=question_fingerprint(questions[qid], rubric.spec.asked_alone.get(qid)), n=len(qdata[qid]), calibrator=res["calibrator"],
-            metrics={"heldout": {"before": summary(before, STORED_KEYS), "after": summary(after, STORED_KEYS)}})
+            fingerprint=question_fingerprint(questions[qid], rubric.spec.asked_alone.get(qid)), n=len(qdata[qid]), calibrator=cal,
+            metrics=QuestionMeasured(heldout=HeldOut(before=QuestionMetrics.of(before), after=QuestionMetrics.of(after))))
 
     models = [a.model for a in run.answers.values()]
     model = max(set(models), key=models.count) if models else run.model
@@ -195,9 +224,10 @@ def fit_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, option
         questions=qblocks,
         thresholds=rules_out,
         gates=gates_out,
-        metrics={"split": {"fit": len(fit_ids), "heldout": len(report_ids), "share": options.split,
-                           "seed": options.seed, "ids": ids_hash(fit_ids | report_ids)},
-                 "method": options.method, "failed_items": len(run.errors), "answers": answers_store},
+        metrics=BlockMeasured(
+            split=Split(fit=len(fit_ids), heldout=len(report_ids), share=options.split, seed=options.seed,
+                        ids=ids_hash(fit_ids | report_ids)),
+            method=options.method, failed_items=len(run.errors), answers=answers_store),
     )
     return CalibrationResult(block, qresults, rresults, notes, fit_ids, report_ids)
 
@@ -242,7 +272,7 @@ def _fit_rule(
     rubric: Rubric, rule: Any, dataset: LabelledSet, run: RunResult, transform: Any, fit_ids: set[str],
     report_ids: set[str], options: FitOptions, notes: list[str], *, label: str,
     gate_costs: Costs | None = None, only: set[str] | None = None,
-) -> tuple[RuleThresholds, dict[str, Any]] | None:
+) -> tuple[RuleThresholds, RuleFit] | None:
     """Fit one rule's (or one gate's) cut-points on the fit split and measure them on the held-out
     split; None, with a note saying why, when its labels cannot support a fit.
 
@@ -303,12 +333,11 @@ def _fit_rule(
     costs = zone_costs if options.method == "cost" else None
     fit_z = zone_metrics(p_f, y_f, high, low, costs=costs)
     rep_z = zone_metrics(p_r, y_r, high, low, costs=costs) if len(p_r) else {}
-    before_z = zone_metrics(p_r_raw, y_r_raw, rule.high, rule.low_, costs=costs) if len(p_r_raw) else {}
+    before_z = zone_metrics(p_r_raw, y_r_raw, rule.high, rule.effective_low, costs=costs) if len(p_r_raw) else {}
     thresholds = RuleThresholds(
         high=high, low=low, method="cost" if options.method == "cost" else "target-error", params=params,
-        metrics={"fit": summary(fit_z, ZONE_KEYS), "heldout": summary(rep_z, ZONE_KEYS)})
-    return thresholds, {"fit": fit_z, "heldout": rep_z, "as_written": before_z, "params": params,
-                        "p": p_r, "y": y_r, "thresholds": thresholds}
+        metrics=RuleMeasured(fit=ZoneMetrics.of(fit_z), heldout=ZoneMetrics.of(rep_z)))
+    return thresholds, RuleFit(thresholds, params, fit=fit_z, heldout=rep_z, as_written=before_z)
 
 
 def _zone_costs(rubric: Rubric, rule: Any, costs: Costs) -> Costs:

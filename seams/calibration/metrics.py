@@ -8,11 +8,12 @@ percentile bootstrap intervals (resample items with replacement, recompute, take
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 EPS = 1e-12
@@ -216,7 +217,7 @@ def _clean(v: Any) -> Any:
 # --------------------------------------------------------------------------- per question type
 
 
-def noul_metrics(p: Sequence[float], y: Sequence[bool], *, threshold: float = 0.5, n_bins: int = DEFAULT_BINS,
+def noul_metrics(p: ArrayLike, y: ArrayLike, *, threshold: float = 0.5, n_bins: int = DEFAULT_BINS,
                  n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> dict[str, Any]:
     """Metrics of yes/no probabilities `p` against labels `y`.
 
@@ -293,7 +294,7 @@ def choice_metrics(dists: Sequence[Sequence[float]], names: Sequence[Sequence[st
     return _clean(out)
 
 
-def score_metrics(dists: Sequence[Sequence[float]], labels: Sequence[int], *, n_bins: int = DEFAULT_BINS,
+def score_metrics(dists: Sequence[Sequence[float]], labels: ArrayLike, *, n_bins: int = DEFAULT_BINS,
                   n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> dict[str, Any]:
     """Metrics of Score answers (distributions over levels) against level labels.
 
@@ -352,7 +353,7 @@ class Costs:
         return cls(**kw)
 
 
-def zone_metrics(p: Sequence[float], y: Sequence[bool], high: float, low: float, *, costs: Costs | None = None,
+def zone_metrics(p: ArrayLike, y: ArrayLike, high: float, low: float, *, costs: Costs | None = None,
                  confidence: float = CONFIDENCE) -> dict[str, Any]:
     """What a three-zone threshold does on labelled items: shares per zone, the error rate on the
     automated ones (act or refuse) with its exact interval, and the cost per item if costs are given."""
@@ -386,7 +387,7 @@ def zone_metrics(p: Sequence[float], y: Sequence[bool], high: float, low: float,
     return _clean(out)
 
 
-def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> dict[str, Any]:
+def mcnemar(before: ArrayLike, after: ArrayLike) -> dict[str, Any]:
     """Exact McNemar test for paired outcomes: b items went True→False, c went False→True;
     under "no systematic change" b ~ Binomial(b + c, 1/2). Returns b, c and the two-sided p-value."""
     a, z = np.asarray(before, bool), np.asarray(after, bool)
@@ -395,10 +396,6 @@ def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> dict[str, Any]:
     return {"b": b, "c": c, "flips": b + c, "p_value": pval}
 
 
-def summary(metrics: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
-    return {k: metrics[k] for k in keys if k in metrics}
-
-
 __all__ = ["Costs", "accuracy", "auroc", "bootstrap", "brier", "choice_metrics", "clopper_pearson", "cohen_kappa",
            "cp_upper", "ece", "ece_adaptive", "log_loss", "mcnemar", "noul_metrics", "prf", "score_metrics",
-           "summary", "zone_metrics"]
+           "zone_metrics"]

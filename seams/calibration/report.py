@@ -12,17 +12,23 @@ import html
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ConfigError
 from .extract import QuestionData, Transform
 
+if TYPE_CHECKING:
+    from ..rubric import Rubric
+    from .dataset import LabelledSet
+    from .fit import CalibrationResult
+
 DIAGRAM_BINS = 10
 
 
-def reliability_points(conf: Sequence[float], hit: Sequence[float], n_bins: int = DIAGRAM_BINS
+def reliability_points(conf: ArrayLike, hit: ArrayLike, n_bins: int = DIAGRAM_BINS
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per non-empty equal-width bin: mean stated probability, observed frequency, item count."""
     conf, hit = np.asarray(conf, float), np.asarray(hit, float)
@@ -140,7 +146,7 @@ def _page(title: str, parts: list[str]) -> str:
             f"Clopper–Pearson for rates of automated decisions)</p>" + "".join(parts) + "</body></html>")
 
 
-def calibration_report(result: Any, rubric: Any, dataset: Any, out_dir: str | Path) -> Path:
+def calibration_report(result: CalibrationResult, rubric: Rubric, dataset: LabelledSet, out_dir: str | Path) -> Path:
     """Write `index.html` and one PNG per question for a `CalibrationResult`; return the HTML path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -152,34 +158,34 @@ def calibration_report(result: Any, rubric: Any, dataset: Any, out_dir: str | Pa
         f"<tr><td>model</td><td>{html.escape(block.model)}</td></tr>"
         f"<tr><td>labelled set</td><td>{html.escape(str(dataset.path))} · {block.n} items · hash {block.data_hash}</td></tr>"
         f"<tr><td>split</td><td>{len(result.fit_ids)} fit · {len(result.report_ids)} held out "
-        f"(seed {block.metrics['split']['seed']})</td></tr>"
-        f"<tr><td>threshold method</td><td>{html.escape(block.metrics['method'])}</td></tr></table>"
+        f"(seed {block.metrics.split.seed if block.metrics.split else '-'})</td></tr>"
+        f"<tr><td>threshold method</td><td>{html.escape(block.metrics.method or '-')}</td></tr></table>"
     )]
     if result.notes:
         parts.append("<ul>" + "".join(f"<li class='note'>{html.escape(n)}</li>" for n in result.notes) + "</ul>")
     parts.append("<h2>Questions (held-out split)</h2>")
     for qid, res in result.questions.items():
-        qd: QuestionData = res["data"]
-        cal = res["calibrator"]
+        qd = res.data
+        cal = res.calibrator
         before = confidence_and_hits(qd)
         after = confidence_and_hits(qd, block.transform)
         png = reliability_diagram({"before": before, "after": after}, out / f"reliability-{_safe(qid)}.png",
-                                  title=f"{qid} ({res['kind']}), held-out n={len(qd)}",
-                                  eces={"before": res["before"].get("ece"), "after": res["after"].get("ece")})
+                                  title=f"{qid} ({res.kind}), held-out n={len(qd)}",
+                                  eces={"before": res.before.get("ece"), "after": res.after.get("ece")})
         how = "none" if cal is None else cal.method + (
             f" a={cal.a}, b={cal.b}" if cal.method == "platt" else
             f" T={cal.temperature}" if cal.method == "temperature" else f" ({len(cal.x or [])} breakpoints)")
-        parts.append(f"<h3>{html.escape(qid)} <span class='muted'>{res['kind']} · recalibration: "
-                     f"{html.escape(how)} · fitted on {res['fit_n']}</span></h3><div class='q'>"
-                     + _table(QUESTION_ROWS, {"before": res["before"], "after": res["after"]}) + _img(png) + "</div>")
+        parts.append(f"<h3>{html.escape(qid)} <span class='muted'>{res.kind} · recalibration: "
+                     f"{html.escape(how)} · fitted on {res.fit_n}</span></h3><div class='q'>"
+                     + _table(QUESTION_ROWS, {"before": res.before, "after": res.after}) + _img(png) + "</div>")
     if result.rules:
         parts.append("<h2>Rules (thresholds fitted on the fit split, measured on the held-out split)</h2>")
     for rid, rr in result.rules.items():
-        params = ", ".join(f"{k}={v}" for k, v in rr["params"].items())
-        t = rr["thresholds"]
+        params = ", ".join(f"{k}={v}" for k, v in rr.params.items())
+        t = rr.thresholds
         target = ""
         if t.method == "target-error":
-            h = rr["heldout"]
+            h = rr.heldout
             target = (f"<p>target error {t.params['target_error']} at {t.params['confidence']:.0%} confidence"
                       f"{'' if t.params.get('guaranteed', True) else ' (not guaranteed: capacity overrode it)'}: ")
             if h.get("error_rate_ci"):
@@ -191,8 +197,8 @@ def calibration_report(result: Any, rubric: Any, dataset: Any, out_dir: str | Pa
                 target += "no held-out item was automated (the labels cannot support the target)</p>"
         parts.append(f"<h3>rule {html.escape(rid)} <span class='muted'>{t.method}: high {t.high}, low {t.low}"
                      f"</span></h3><p class='muted'>{html.escape(params)}</p>{target}"
-                     + _table(ZONE_ROWS, {"as written (raw, held out)": rr["as_written"], "fit split": rr["fit"],
-                                          "held out": rr["heldout"]}))
+                     + _table(ZONE_ROWS, {"as written (raw, held out)": rr.as_written, "fit split": rr.fit,
+                                          "held out": rr.heldout}))
     path = out / "index.html"
     path.write_text(_page(f"Calibration of {rubric.name}", parts), encoding="utf-8")
     return path

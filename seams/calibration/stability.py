@@ -97,7 +97,9 @@ def stability(dataset: LabelledSet, judge: Any, *, runs: int = 3, reorders: int 
             for it in items:
                 if it.id in again.answers:
                     total += 1
-                    flips += again.answers[it.id].answers[qid].choice != base.answers[it.id].answers[qid].choice  # type: ignore[union-attr]
+                    now, before = again.answers[it.id].answers[qid], base.answers[it.id].answers[qid]
+                    assert isinstance(now, ChoiceAnswer) and isinstance(before, ChoiceAnswer)
+                    flips += now.choice != before.choice
         if total:
             out["questions"].setdefault(qid, {})["reorder_flip_rate"] = flips / total
             out["questions"][qid]["reorder_n"] = total

@@ -18,9 +18,9 @@ sums, so 100k labels fit in well under a second.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
@@ -32,7 +32,7 @@ class ThresholdWarning(UserWarning):
     """A threshold fit met a limit: the target cannot be reached, or capacity overrides it."""
 
 
-def _check(p: Sequence[float], y: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
+def _check(p: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     p = np.asarray(p, float).ravel()
     y = np.asarray(y).ravel().astype(bool)
     if p.shape != y.shape:
@@ -44,14 +44,14 @@ def _check(p: Sequence[float], y: Sequence[bool]) -> tuple[np.ndarray, np.ndarra
     return p, y
 
 
-def zones(p: Sequence[float], high: float, low: float) -> np.ndarray:
+def zones(p: ArrayLike, high: float, low: float) -> np.ndarray:
     """+1 where p ≥ high (act), −1 where p ≤ low (refuse), 0 in the band (review); as the policy reads it."""
     p = np.asarray(p, float)
     return np.where(p >= high, 1, np.where(p <= low, -1, 0))
 
 
 class _ZoneEstimator(BaseEstimator):
-    def predict(self, p: Sequence[float]) -> np.ndarray:
+    def predict(self, p: ArrayLike) -> np.ndarray:
         if not hasattr(self, "high_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit(p, y)")
         return zones(p, self.high_, self.low_)
@@ -104,7 +104,7 @@ class CostThresholds(_ZoneEstimator):
         self.capacity = capacity
         self.signal_level = signal_level
 
-    def fit(self, p: Sequence[float], y: Sequence[bool]) -> CostThresholds:
+    def fit(self, p: ArrayLike, y: ArrayLike) -> CostThresholds:
         p, y = _check(p, y)
         c = self.costs if self.costs is not None else Costs()
         if self.capacity is not None and not 0 <= self.capacity <= 1:
@@ -163,7 +163,7 @@ class CostThresholds(_ZoneEstimator):
         return self
 
 
-def signal_p(p: Sequence[float], y: Sequence[bool]) -> float:
+def signal_p(p: ArrayLike, y: ArrayLike) -> float:
     """One-sided Mann–Whitney p-value that items labelled true score higher than false ones.
 
     1.0 when a class is empty: nothing shows that the score separates anything.
@@ -242,7 +242,7 @@ class TargetErrorThresholds(_ZoneEstimator):
         self.grid = grid
         self.power = power
 
-    def fit(self, p: Sequence[float], y: Sequence[bool]) -> TargetErrorThresholds:
+    def fit(self, p: ArrayLike, y: ArrayLike) -> TargetErrorThresholds:
         p, y = _check(p, y)
         if not 0 < self.target < 1 or not 0 < self.delta < 1:
             raise ValueError(f"target and delta must be within (0, 1), got {self.target} and {self.delta}")

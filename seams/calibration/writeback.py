@@ -19,8 +19,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..rubric import Rubric
+from ..rubric.calibration import CalibrationBlock
 from ..rubric.loader import parse_yaml, read_text
-from .block import CalibrationBlock
 
 HEADER = "# Fitted by `seams calibrate` against labelled data; re-run it rather than editing by hand.\n"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -91,8 +91,6 @@ def print_json(data: Any) -> None:
 def fmt_p(p: float | None) -> str:
     return "—" if p is None else f"{p:.3f}"
 
-
-Emit = Callable[[Any], None]
 
 __all__ = [
     "EXIT_FAILED",

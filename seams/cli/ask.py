@@ -27,7 +27,8 @@ def _inline_question(text: str, options: str | None, levels: str | None) -> Noul
         raise InputError("--options and --levels are exclusive: a question is a choice or a score")
     try:
         if options:
-            return Choice(instructions=text, criteria=[o.strip() for o in options.split(",") if o.strip()])
+            return Choice.model_validate({"instructions": text,
+                                          "criteria": [o.strip() for o in options.split(",") if o.strip()]})
         if levels:
             return Score(instructions=text, criteria=[lv.strip() for lv in levels.split(",") if lv.strip()])
     except ValueError as exc:

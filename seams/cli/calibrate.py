@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -13,6 +13,9 @@ from rich.table import Table
 from ..errors import InputError
 from . import app
 from ._common import EXIT_FAILED, console, err_console, errors_to_exit, make_judge, print_json
+
+if TYPE_CHECKING:
+    from ..calibration.fit import CalibrationResult, FitOptions
 
 RubricArg = Annotated[str, typer.Argument(help="A rubric file or built-in rubric name.")]
 DataArg = Annotated[Path, typer.Argument(help="The labelled set: JSONL (one item a line), or CSV with --columns.")]
@@ -172,32 +175,13 @@ def calibrate(
     quiet: QuietOpt = False,
 ) -> None:
     """Fit recalibration and three-zone thresholds on labelled data and write them into the rubric."""
-    from ..calibration.fit import FitOptions, fit_calibration
-    from ..calibration.metrics import Costs
+    from ..calibration.fit import fit_calibration
     from ..calibration.writeback import write_calibration
 
     with errors_to_exit():
-        if costs is not None and target_error is not None:
-            raise InputError("give --costs or --target-error, not both")
-        if calibrator not in ("auto", "platt", "isotonic", "none"):
-            raise InputError(f"--calibrator must be auto, platt, isotonic or none; got {calibrator!r}")
-        if target_error is not None and not 0 < target_error < 1:
-            raise InputError(f"--target-error must be within (0, 1), got {target_error}")
-        if not 0 < confidence < 1:
-            raise InputError(f"--confidence must be within (0, 1), got {confidence}")
-        if capacity is not None and not 0 <= capacity <= 1:
-            raise InputError(f"--capacity is a share of items within [0, 1], got {capacity}")
-        if not 0 < split < 1:
-            raise InputError(f"--split must be within (0, 1), got {split}")
-        if not 0 < signal_level <= 1:
-            raise InputError(f"--signal-level is a p-value within (0, 1], got {signal_level}")
-        try:
-            parsed = Costs.parse(costs) if costs else Costs()
-        except ValueError as exc:
-            raise InputError(f"--costs: {exc}") from None
-        opts = FitOptions(method="target" if target_error is not None else "cost", costs=parsed,
-                          target=target_error or 0.05, delta=1 - confidence, capacity=capacity, split=split,
-                          seed=seed, calibrator=calibrator, n_boot=bootstrap, signal_level=signal_level)
+        opts = _fit_options(costs=costs, target_error=target_error, confidence=confidence, capacity=capacity,
+                            split=split, seed=seed, signal_level=signal_level, calibrator=calibrator,
+                            bootstrap=bootstrap)
         r, ds = _load(rubric, data, columns)
         if r.path is None:
             raise InputError(f"rubric {rubric!r} has no file to write into")
@@ -218,20 +202,54 @@ def calibrate(
                         "notes": result.notes, "calibration": result.block.model_dump(mode="json", exclude_none=True,
                                                                                       exclude={"metrics": {"answers"}})})
             return
-        for note in result.notes:
-            err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
-        rows = {}
-        for qid, q in result.questions.items():
-            rows[f"{qid} (before)"] = {**q["before"], "type": q["kind"]}
-            rows[f"{qid} (after)"] = {**q["after"], "type": q["kind"]}
-        console.print(_question_table(f"held-out split ({len(result.report_ids)} items), model {result.block.model}", rows))
-        for rid, rr in result.rules.items():
-            t, h = rr["thresholds"], rr["heldout"]
-            console.print(f"rule {rid}: high {t.high}, low {t.low} ({t.method}); held out: automated "
-                          f"{_fmt(h, 'automation_rate')}, error rate on automated {_fmt(h, 'error_rate')}",
-                          highlight=False)
+        _print_fit(result)
         console.print(("fitted (dry run, nothing written)" if dry_run else f"written into {r.path}")
                       + (f"; report: {report_path}" if report_path else ""), highlight=False)
+
+
+def _fit_options(*, costs: str | None, target_error: float | None, confidence: float, capacity: float | None,
+                 split: float, seed: int, signal_level: float, calibrator: str, bootstrap: int) -> FitOptions:
+    """The options, each checked against its range before anything is asked."""
+    from ..calibration.fit import FitOptions
+    from ..calibration.metrics import Costs
+
+    if costs is not None and target_error is not None:
+        raise InputError("give --costs or --target-error, not both")
+    if calibrator not in ("auto", "platt", "isotonic", "none"):
+        raise InputError(f"--calibrator must be auto, platt, isotonic or none; got {calibrator!r}")
+    if target_error is not None and not 0 < target_error < 1:
+        raise InputError(f"--target-error must be within (0, 1), got {target_error}")
+    if not 0 < confidence < 1:
+        raise InputError(f"--confidence must be within (0, 1), got {confidence}")
+    if capacity is not None and not 0 <= capacity <= 1:
+        raise InputError(f"--capacity is a share of items within [0, 1], got {capacity}")
+    if not 0 < split < 1:
+        raise InputError(f"--split must be within (0, 1), got {split}")
+    if not 0 < signal_level <= 1:
+        raise InputError(f"--signal-level is a p-value within (0, 1], got {signal_level}")
+    try:
+        parsed = Costs.parse(costs) if costs else Costs()
+    except ValueError as exc:
+        raise InputError(f"--costs: {exc}") from None
+    return FitOptions(method="target" if target_error is not None else "cost", costs=parsed,
+                      target=target_error or 0.05, delta=1 - confidence, capacity=capacity, split=split,
+                      seed=seed, calibrator=calibrator, n_boot=bootstrap, signal_level=signal_level)
+
+
+def _print_fit(result: CalibrationResult) -> None:
+    """The notes, the held-out metrics per question before and after, and each rule's cut-points."""
+    for note in result.notes:
+        err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+    rows = {}
+    for qid, q in result.questions.items():
+        rows[f"{qid} (before)"] = {**q.before, "type": q.kind}
+        rows[f"{qid} (after)"] = {**q.after, "type": q.kind}
+    console.print(_question_table(f"held-out split ({len(result.report_ids)} items), model {result.block.model}", rows))
+    for rid, rr in result.rules.items():
+        t, h = rr.thresholds, rr.heldout
+        console.print(f"rule {rid}: high {t.high}, low {t.low} ({t.method}); held out: automated "
+                      f"{_fmt(h, 'automation_rate')}, error rate on automated {_fmt(h, 'error_rate')}",
+                      highlight=False)
 
 
 # --------------------------------------------------------------------------- check

@@ -9,12 +9,16 @@ from __future__ import annotations
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from . import app
 from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err_console, errors_to_exit, make_judge
+
+if TYPE_CHECKING:
+    from ..judges.base import Judge
+    from ..lint import Baseline, LintConfig, LintResult, Rule
 
 #: Where answers are cached by default, under the repository root: unchanged units cost nothing.
 DEFAULT_CACHE = Path(".seams") / "lint-cache.sqlite"
@@ -46,78 +50,109 @@ def lint(
 
     Deterministic checks run first; only what they cannot decide goes to the judge.
     """
-    from ..lint import (
-        FORMATS,
-        SEVERITY_RANK,
-        Baseline,
-        changed_lines,
-        find_pyproject,
-        git_root,
-        load_rules,
-        read_config,
-        render,
-    )
-    from ..lint import lint as run_lint
-
     code = EXIT_USAGE
     with errors_to_exit():
-        if fmt not in FORMATS:
-            raise _usage(f"--format must be one of {list(FORMATS)}, got {fmt!r}")
-        if fail_on is not None and fail_on not in SEVERITY_RANK:
-            raise _usage(f"--fail-on must be one of {list(SEVERITY_RANK)}, got {fail_on!r}")
-        if config is not None and not config.is_file():
-            raise _usage(f"no such config file: {config}")
+        _check_options(fmt, fail_on, config)
         cwd = Path.cwd()
-        cfg = read_config(config or find_pyproject(cwd))
-        if rule:
-            cfg.select = sorted(set(rule))
-        rules = load_rules(dirs=rules_dir or [], config=cfg)
-        if not rules:
-            raise _usage("no rules to run (all disabled or none selected)")
+        cfg, rules = _config_and_rules(config, cwd, rule, rules_dir)
         targets = paths or [cwd]
-        changed = None
-        root = cfg.root if cfg.path is not None else cwd
-        if diff is not None:
-            root = git_root(cwd)
-            changed = changed_lines(diff, cwd, targets)
-        else:
-            root = _repo_root_or(cwd, root)
-        accepted = None
-        baseline_path = baseline or cfg.baseline
-        if baseline_path is not None and write_baseline is None:
-            accepted = Baseline.load(baseline_path)
+        root, changed = _root_and_changes(cfg, cwd, targets, diff)
+        accepted = _accepted(baseline or cfg.baseline) if write_baseline is None else None
         the_judge = None
         if not no_judge:
-            the_judge = make_judge(judge or cfg.judge or "local", model=model, api_key=api_key,
-                                   model_dir=model_dir, threads=threads)
-            if not no_cache:
-                from ..judges.cache import CachedJudge
-
-                cache_path = cache or cfg.cache or root / DEFAULT_CACHE
-                if cache_path.parent.name == DEFAULT_CACHE.parent.name:
-                    _ignore_folder(cache_path.parent)
-                the_judge = CachedJudge(the_judge, cache_path)
+            the_judge = _lint_judge(judge or cfg.judge or "local", model=model, api_key=api_key, model_dir=model_dir,
+                                    threads=threads, cache=None if no_cache else cache or cfg.cache or root / DEFAULT_CACHE)
         progress = _progress() if sys.stderr.isatty() and fmt == "text" else None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = run_lint(targets, rules, judge=the_judge, root=root, changed=changed,
-                              exclude=cfg.exclude, baseline=accepted, progress=progress, show_unsure=show_unsure)
-        for w in {str(w.message) for w in caught}:
-            err_console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+        result = _run_showing_warnings(targets, rules, judge=the_judge, root=root, changed=changed,
+                                       exclude=cfg.exclude, baseline=accepted, progress=progress, show_unsure=show_unsure)
         if write_baseline is not None:
+            from ..lint import Baseline
+
             n = Baseline.write(write_baseline, result.findings)
             err_console.print(f"wrote {n} finding(s) to {write_baseline}", highlight=False)
             code = EXIT_OK
         else:
-            report = render(result, fmt, root=root)
-            if output is not None:
-                output.parent.mkdir(parents=True, exist_ok=True)
-                output.write_text(report, encoding="utf-8")
-            else:
-                sys.stdout.write(report)
-                sys.stdout.flush()
+            _write_report(result, fmt, root, output)
             code = EXIT_FAILED if result.failing(fail_on or cfg.fail_on or "error") else EXIT_OK
     raise typer.Exit(code)
+
+
+def _check_options(fmt: str, fail_on: str | None, config: Path | None) -> None:
+    from ..lint import FORMATS, SEVERITY_RANK
+
+    if fmt not in FORMATS:
+        raise _usage(f"--format must be one of {list(FORMATS)}, got {fmt!r}")
+    if fail_on is not None and fail_on not in SEVERITY_RANK:
+        raise _usage(f"--fail-on must be one of {list(SEVERITY_RANK)}, got {fail_on!r}")
+    if config is not None and not config.is_file():
+        raise _usage(f"no such config file: {config}")
+
+
+def _config_and_rules(config: Path | None, cwd: Path, rule: list[str] | None,
+                      rules_dir: list[Path] | None) -> tuple[LintConfig, list[Rule]]:
+    """`[tool.seams.lint]` (the given file or the nearest one) and the rules it leaves enabled."""
+    from ..lint import find_pyproject, load_rules, read_config
+
+    cfg = read_config(config or find_pyproject(cwd))
+    if rule:
+        cfg.select = sorted(set(rule))
+    rules = load_rules(dirs=rules_dir or [], config=cfg)
+    if not rules:
+        raise _usage("no rules to run (all disabled or none selected)")
+    return cfg, rules
+
+
+def _root_and_changes(cfg: LintConfig, cwd: Path, targets: list[Path],
+                      diff: str | None) -> tuple[Path, dict[Path, set[int]] | None]:
+    """The root finding paths are relative to, and with `--diff` the lines changed since BASE."""
+    from ..lint import changed_lines, git_root
+
+    if diff is not None:
+        return git_root(cwd), changed_lines(diff, cwd, targets)
+    return _repo_root_or(cwd, cfg.root if cfg.path is not None else cwd), None
+
+
+def _accepted(baseline_path: Path | None) -> Baseline | None:
+    from ..lint import Baseline
+
+    return None if baseline_path is None else Baseline.load(baseline_path)
+
+
+def _lint_judge(spec: str, *, model: str | None, api_key: str | None, model_dir: Path | None, threads: int | None,
+                cache: Path | None) -> Judge:
+    """The judge the rules ask, behind an answer cache unless `cache` is None."""
+    the_judge = make_judge(spec, model=model, api_key=api_key, model_dir=model_dir, threads=threads)
+    if cache is None:
+        return the_judge
+    from ..judges.cache import CachedJudge
+
+    if cache.parent.name == DEFAULT_CACHE.parent.name:
+        _ignore_folder(cache.parent)
+    return CachedJudge(the_judge, cache)
+
+
+def _run_showing_warnings(*args: Any, **kwargs: Any) -> LintResult:
+    """`seams.lint.lint`, with each distinct warning it raised printed once on stderr."""
+    from ..lint import lint as run_lint
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run_lint(*args, **kwargs)
+    for w in {str(w.message) for w in caught}:
+        err_console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    return result
+
+
+def _write_report(result: LintResult, fmt: str, root: Path, output: Path | None) -> None:
+    from ..lint import render
+
+    report = render(result, fmt, root=root)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(report, encoding="utf-8")
+    else:
+        sys.stdout.write(report)
+        sys.stdout.flush()
 
 
 def _ignore_folder(folder: Path) -> None:

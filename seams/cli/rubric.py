@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,7 +23,7 @@ def check(
     """Validate rubric files without asking any judge. Exit 1 if any is invalid, 2 if one is missing."""
     from ..rubric import Rubric
 
-    results = []
+    results: list[dict[str, Any]] = []
     missing = invalid = False
     for f in files:
         if not f.is_file():

@@ -1,5 +1,7 @@
 """Judges: anything that answers questions about a state (local model, remote server, wrappers)."""
 
+from typing import TYPE_CHECKING
+
 from ._retry import RetryPolicy
 from .base import Judge, SyncJudge
 
@@ -21,13 +23,20 @@ def default_judge() -> Judge:
 _LAZY = {
     "LocalJudge": ".local",
     "RemoteJudge": ".remote",
-    "is_moving_alias": ".remote",
+    "is_moving_alias": ".aliases",
     "CachedJudge": ".cache",
     "Cassette": ".cassette",
 }
 
+if TYPE_CHECKING:  # the same names for a type checker, which cannot see through `__getattr__`
+    from .aliases import is_moving_alias
+    from .cache import CachedJudge
+    from .cassette import Cassette
+    from .local import LocalJudge
+    from .remote import RemoteJudge
 
-def __getattr__(name: str):
+
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         from importlib import import_module
 

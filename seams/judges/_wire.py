@@ -12,7 +12,7 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -154,11 +154,6 @@ def encode_body(model_json: str, state_json: str, wired: Mapping[str, WireQuesti
 
 def encode_model(model: str) -> str:
     return _dumps(model)
-
-
-def iter_questions(wired: Mapping[str, WireQuestion], ids: list[str]) -> Iterator[tuple[str, AnyQuestion]]:
-    for qid in ids:
-        yield qid, wired[qid].question
 
 
 __all__ = [

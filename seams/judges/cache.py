@@ -210,7 +210,8 @@ class CachedJudge(Judge):
         fresh: Answers | None,
         started: float,
     ) -> Answers:
-        answers = {qid: (hits[qid] if qid in hits else fresh.answers[qid]) for qid in qs}  # type: ignore[union-attr]
+        asked = fresh.answers if fresh is not None else {}  # every miss was asked
+        answers = {qid: (hits[qid] if qid in hits else asked[qid]) for qid in qs}
         models = set(served)
         if fresh is not None:
             models.add(fresh.model)

@@ -214,7 +214,8 @@ class Cassette(Judge):
         wired, key, replayed = self._lookup(state, questions)
         if replayed is not None:
             return replayed
-        answers = self._judge.ask(state, questions)  # type: ignore[union-attr]
+        assert self._judge is not None  # only replay mode has no judge, and there a miss has raised
+        answers = self._judge.ask(state, questions)
         self._record(key, state, wired, answers)
         return answers
 
@@ -222,7 +223,8 @@ class Cassette(Judge):
         wired, key, replayed = self._lookup(state, questions)
         if replayed is not None:
             return replayed
-        answers = await self._judge.aask(state, questions)  # type: ignore[union-attr]
+        assert self._judge is not None  # only replay mode has no judge, and there a miss has raised
+        answers = await self._judge.aask(state, questions)
         self._record(key, state, wired, answers)
         return answers
 

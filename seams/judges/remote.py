@@ -27,9 +27,7 @@ import asyncio
 import gzip
 import json
 import math
-import re
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -46,7 +44,6 @@ from ..errors import (
     AuthenticationError,
     ConfigError,
     JudgeTimeout,
-    MovingAliasWarning,
     NotFoundError,
     ProtocolError,
     RateLimitError,
@@ -73,32 +70,6 @@ _COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
     "zstd": lambda data: zstandard.ZstdCompressor().compress(data),
     "gzip": lambda data: gzip.compress(data, compresslevel=6),
 }
-
-_MOVING = re.compile(r"(^|[-_.])(latest|preview|beta|nightly)$")
-
-
-def is_moving_alias(model: str) -> bool:
-    """Whether a model id names a moving target (`jev-latest`, `~typesafe/jev-latest`, `*-preview`).
-
-    The model behind such an alias can change without notice, so thresholds calibrated on it
-    can go stale silently; pin a dated id (`jev-1.13.0`) for calibrated rubrics.
-    """
-    name = model.strip().rsplit("/", 1)[-1].lower()
-    return bool(_MOVING.search(name))
-
-
-def warn_if_moving_alias(model: str, *, rubric: str | None = None, stacklevel: int = 2) -> bool:
-    """Emit a `MovingAliasWarning` when a calibrated rubric runs on a moving alias; return whether it did."""
-    if not is_moving_alias(model):
-        return False
-    what = f"calibrated rubric {rubric!r}" if rubric else "a calibrated rubric"
-    warnings.warn(
-        f"{what} runs on the moving alias {model!r}: the model behind it can change under the fitted "
-        f"thresholds. Pin a dated model id (e.g. 'jev-1.13.0') to keep the calibration valid.",
-        MovingAliasWarning,
-        stacklevel=stacklevel + 1,
-    )
-    return True
 
 
 # --------------------------------------------------------------------------- responses
@@ -225,7 +196,7 @@ def status_error(response: httpx.Response) -> APIStatusError | JudgeTimeout:
 
 def _with_attempts(error: SeamsError, attempts: Attempts) -> SeamsError:
     """Say how hard we tried: the caller reads it in the message, tools read `error.attempts`."""
-    error.attempts = attempts.count  # type: ignore[attr-defined]
+    error.attempts = attempts.count
     if attempts.count > 1:
         note = f" (after {attempts.count} attempts in {attempts.elapsed():.2f}s)"
         error.args = (f"{error.args[0]}{note}", *error.args[1:]) if error.args else (note.strip(),)
@@ -689,8 +660,6 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MODEL",
     "RemoteJudge",
-    "is_moving_alias",
     "read_response",
     "status_error",
-    "warn_if_moving_alias",
 ]

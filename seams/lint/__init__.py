@@ -5,7 +5,7 @@ deterministic checks first (`checks.py`), the judge for the rest (`engine.py`), 
 findings as text, JSON, SARIF or GitHub annotations (`output.py`). `seams lint` is its CLI.
 """
 
-from .baseline import Baseline, fingerprint
+from .baseline import Baseline, finding_fingerprint
 from .diff import changed_lines, git_root
 from .engine import Finding, LintResult, lint
 from .output import FORMATS, render
@@ -25,7 +25,7 @@ __all__ = [
     "Unit",
     "changed_lines",
     "find_pyproject",
-    "fingerprint",
+    "finding_fingerprint",
     "git_root",
     "lint",
     "load_rules",

@@ -29,7 +29,7 @@ BASELINE_VERSION = 1
 _IGNORE = re.compile(r"seams:\s*ignore(?:\[([^\]]*)\])?")
 
 
-def fingerprint(rule: str, unit: Unit, detail: str = "") -> str:
+def finding_fingerprint(rule: str, unit: Unit, detail: str = "") -> str:
     """Stable across line shifts: rule, path, unit name, stripped text, and a detail (the
     message of a deterministic hit, so two hits in one unit stay apart)."""
     body = "\n".join(line.strip() for line in unit.text.splitlines() if line.strip())
@@ -107,4 +107,4 @@ class Baseline:
         return len(entries)
 
 
-__all__ = ["BASELINE_VERSION", "Baseline", "fingerprint", "is_suppressed", "suppressed_rules"]
+__all__ = ["BASELINE_VERSION", "Baseline", "finding_fingerprint", "is_suppressed", "suppressed_rules"]

@@ -217,14 +217,14 @@ def irreversible_migration(unit: Unit) -> list[Hit]:
     up, down = funcs.get("upgrade"), funcs.get("downgrade")
     if up is not None:
         drops = [
-            n for n in ast.walk(up)
+            n.func.attr for n in ast.walk(up)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
             and n.func.attr in _DESTRUCTIVE_OPS - {"execute"}
         ]
         if drops and (down is None or _is_empty_downgrade(down)):
             start, end = _abs(unit, down or up)
             what = "has no downgrade" if down is None else "has a downgrade that restores nothing"
-            hits.append(Hit(start, end, f"upgrade() drops with `{drops[0].func.attr}` and {what}"))  # type: ignore[attr-defined]
+            hits.append(Hit(start, end, f"upgrade() drops with `{drops[0]}` and {what}"))
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "RunPython" \
                 and len(n.args) < 2 and not any(k.arg == "reverse_code" for k in n.keywords):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..decision import Decision
 from ..errors import InputError, StateError
-from .baseline import Baseline, fingerprint, is_suppressed
+from .baseline import Baseline, finding_fingerprint, is_suppressed
 from .checks import CHECKS
 from .rules import SEVERITY_RANK, Rule, glob_match
 from .units import Unit, block_units, hunk_units, python_units, split_lines
@@ -166,7 +166,7 @@ def lint(
                             rule=rule.id, severity=rule.severity, path=rel, start=h.line, end=h.end_line,
                             message=f"{rule.message} ({h.message})", unit=unit.name, kind=unit.kind,
                             source="check", status="flag", probability=1.0, threshold=None,
-                            fingerprint=fingerprint(rule.id, unit, h.message),
+                            fingerprint=finding_fingerprint(rule.id, unit, h.message),
                         ))
                     continue
                 if judge is not None and rule.wants(unit.text):
@@ -237,7 +237,7 @@ def _finding(job: _Job, d: Decision | str) -> Finding | None:
         return Finding(
             rule=rule.id, severity="note", path=unit.path, start=unit.start, end=unit.end,
             message=f"{rule.message} (not judged: {d})", unit=unit.name, kind=unit.kind, source="judge",
-            status="error", probability=None, threshold=None, fingerprint=fingerprint(rule.id, unit),
+            status="error", probability=None, threshold=None, fingerprint=finding_fingerprint(rule.id, unit),
         )
     if d.kind == "act":
         return None
@@ -253,7 +253,7 @@ def _finding(job: _Job, d: Decision | str) -> Finding | None:
     return Finding(
         rule=rule.id, severity=severity, path=unit.path, start=unit.start, end=unit.end, message=message,
         unit=unit.name, kind=unit.kind, source="judge", status=status, probability=d.probability,
-        threshold=d.threshold, fingerprint=fingerprint(rule.id, unit), model=d.model, zone=d.zone,
+        threshold=d.threshold, fingerprint=finding_fingerprint(rule.id, unit), model=d.model, zone=d.zone,
     )
 
 

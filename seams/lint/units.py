@@ -91,9 +91,9 @@ def python_units(path: str, source: str, kinds: Sequence[str] = KINDS) -> list[U
     return out
 
 
-def _start(node: ast.AST) -> int:
-    decorators = getattr(node, "decorator_list", None) or []
-    return min([node.lineno] + [d.lineno for d in decorators])  # type: ignore[attr-defined]
+def _start(node: ast.stmt) -> int:
+    decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
+    return min([node.lineno] + [d.lineno for d in decorators])
 
 
 def _segment(lines: list[str], start: int, end: int) -> str:

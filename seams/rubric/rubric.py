@@ -8,19 +8,20 @@ import warnings
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from pydantic import ValidationError
 
 from ..answers import Answer, Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ..decision import Decision
 from ..errors import CalibrationWarning, InputError, JudgeError, RubricError, StateError, validation_problems
+from ..judges.aliases import warn_if_moving_alias
 from ..judges.base import Answered, Questions, aanswer_each, answer_each
-from ..judges.remote import warn_if_moving_alias
-from ..policy import RAISE, Verdict, evaluate
+from ..policy import RAISE, Policy, Verdict, evaluate
 from ..questions import Choice, Noul, Score
 from ..state import backtick_refs, canonical_json, check_state
 from .alone import AskedAlone
+from .calibration import CalibrationBlock
 from .loader import located_error, parse_yaml, plain, position, read_text
 from .schema import RubricSpec
 
@@ -122,11 +123,11 @@ class Rubric:
         return dict(self.spec.questions)
 
     @property
-    def policy(self):
+    def policy(self) -> Policy:
         return self.spec.policy
 
     @property
-    def calibration(self):
+    def calibration(self) -> CalibrationBlock | None:
         return self.spec.calibration
 
     @property
@@ -152,7 +153,7 @@ class Rubric:
         the state (every path that asks the rubric's questions goes through here)."""
         if not self.spec.asked_alone or isinstance(judge, AskedAlone):
             return judge
-        return AskedAlone(judge, self.spec.asked_alone)  # type: ignore[return-value]
+        return AskedAlone(judge, self.spec.asked_alone)
 
     def policy_fingerprint(self) -> str:
         """What a calibration was fitted against. Unset optional fields are left out, so a field
@@ -211,15 +212,24 @@ class Rubric:
         A judge error becomes the policy's `on_error` outcome (never an `act` outcome), or
         propagates when it is `raise`.
         """
-        return self.decide_many([state], judge, keep_state=keep_state, known=known)[0]  # type: ignore[return-value]
+        return self.decide_many([state], judge, keep_state=keep_state, known=known)[0]
 
     async def adecide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False,
                       known: Known | None = None) -> Decision:
         """`decide` for async code: the judge's `aask`, never blocking the event loop."""
-        return (await self.adecide_many([state], judge, keep_state=keep_state, known=known))[0]  # type: ignore[return-value]
+        return (await self.adecide_many([state], judge, keep_state=keep_state, known=known))[0]
+
+    # Without `return_exceptions` every slot is a Decision: the overloads say so to a type checker.
+    @overload
+    def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                    known: Known | None = None, return_exceptions: Literal[False] = False) -> list[Decision]: ...
+    @overload
+    def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                    known: Known | None = None, return_exceptions: bool) -> list[Decision | StateError]: ...
 
     def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
-                    known: Known | None = None, return_exceptions: bool = False) -> list[Decision | StateError]:
+                    known: Known | None = None,
+                    return_exceptions: bool = False) -> list[Decision] | list[Decision | StateError]:
         """One decision per state, in order: `decide` for many states at once.
 
         The judge is asked once for all of them (`ask_many`: a local model batches the pairs);
@@ -236,8 +246,17 @@ class Rubric:
         answered = self.answer_many(states, judge, questions=self._unknown(given))
         return self._decisions(states, answered, given, judge, started, keep_state, return_exceptions)
 
+    @overload
     async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
-                           known: Known | None = None, return_exceptions: bool = False) -> list[Decision | StateError]:
+                           known: Known | None = None,
+                           return_exceptions: Literal[False] = False) -> list[Decision]: ...
+    @overload
+    async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                           known: Known | None = None, return_exceptions: bool) -> list[Decision | StateError]: ...
+
+    async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+                           known: Known | None = None,
+                           return_exceptions: bool = False) -> list[Decision] | list[Decision | StateError]:
         """`decide_many` for async code: the judge's `aask_many`, never blocking the event loop."""
         if not states:
             return []
@@ -301,7 +320,7 @@ class Rubric:
                                  f"{'a probability or ' if isinstance(q, Noul) else ''}a {q.type} answer, got {value!r}")
         return out
 
-    def _decisions(self, states: list[Any], answered: Sequence[Answered], given: dict[str, Any], judge: Judge,
+    def _decisions(self, states: Sequence[Any], answered: Sequence[Answered], given: dict[str, Any], judge: Judge,
                    started: float, keep_state: bool, return_exceptions: bool) -> list[Decision | StateError]:
         """The policy applied to each state's answers (the known ones merged in), or `on_error`."""
         ms = _ms(started) / max(1, len(states))
@@ -335,18 +354,19 @@ class Rubric:
         `state`, when given, decides the rules' `when` conditions and is recorded in the decision
         unless `keep_state` is false (the audit log keeps no raw state unless asked).
         """
-        cal = self.spec.calibration
         # Staleness reads the model that answered (a served, versioned id); the alias warning
         # reads the model that was asked for, since only that can silently move.
-        calibrated = cal is not None and not self._stale(answers.model)
+        stored = self.spec.calibration
+        cal = stored if stored is not None and not self._stale(answers.model) else None  # in force
+        calibrated = cal is not None
         if calibrated and requested_model is not None:
             warn_if_moving_alias(requested_model, rubric=self.name, stacklevel=3)
         verdict: Verdict = evaluate(
             self.spec.policy,
             answers.answers,
-            thresholds=cal.threshold_overrides() if calibrated else None,  # type: ignore[union-attr]
-            gates=cal.gate_overrides() if calibrated else None,  # type: ignore[union-attr]
-            transform=cal.transform if calibrated else None,  # type: ignore[union-attr]
+            thresholds=cal.threshold_overrides() if cal is not None else None,
+            gates=cal.gate_overrides() if cal is not None else None,
+            transform=cal.transform if cal is not None else None,
             state=state,
         )
         return Decision(
@@ -390,7 +410,7 @@ class Rubric:
             rubric_version=self.version,
             rubric_hash=self.hash,
             model=judge.model_id,
-            **({} if latency_ms is None else {"latency_ms": latency_ms}),
+            latency_ms=0.0 if latency_ms is None else latency_ms,
             error=f"{type(exc).__name__}: {exc}",
             state=state if keep_state else None,
         )

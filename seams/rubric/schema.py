@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..calibration.block import CalibrationBlock
 from ..policy import Policy
 from ..questions import Choice, Noul, Question, Score
+from .calibration import CalibrationBlock
 
 
 class _Spec(BaseModel):

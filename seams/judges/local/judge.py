@@ -319,7 +319,8 @@ class LocalJudge(SyncJudge):
             types[row, :k] = ptype
             mask[row, :k] = 1
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        feed = {name: arrays[name].astype(dtype, copy=False) for name, dtype in self._input_types.items()}
+        feed: dict[str, np.ndarray] = {name: arrays[name].astype(dtype, copy=False)
+                                       for name, dtype in self._input_types.items()}
         try:
             (logits,) = self._session.run([self._config.output], feed)
         except Exception as exc:  # onnxruntime raises its own exception types
@@ -346,7 +347,7 @@ class LocalJudge(SyncJudge):
             grid = logits[np.asarray(slots)]  # [hypotheses, windows]
             n_windows = plan.windows[(i, qid)]
             windows = max(windows, n_windows)
-            extra = {"x_windows": n_windows} if n_windows > 1 else {}
+            extra: dict[str, Any] = {"x_windows": n_windows} if n_windows > 1 else {}
             if isinstance(question, Noul):
                 p = 1.0 / (1.0 + np.exp(-combine_noul(grid[0])))
                 answers[qid] = NoulAnswer(noul=float(p), **extra)

@@ -1,0 +1,70 @@
+"""The layering in docs/architecture.md, enforced: import-linter's contracts (pyproject.toml), a
+check that every module of the package is placed in them, and what importing the core loads."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import seams
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = ROOT / "pyproject.toml"
+#: The edge: what a user runs (the CLI, the server), never imported by the core.
+EDGE = {"seams.__main__", "seams.cli", "seams.server"}
+
+
+def _contracts() -> dict[str, dict]:
+    config = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]
+    return {c["id"]: c for c in config["contracts"]}
+
+
+def test_import_contracts_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlinter.cli import lint_imports
+
+    monkeypatch.chdir(ROOT)
+    code = lint_imports(config_filename=str(PYPROJECT), no_cache=True, no_logo=True)
+    assert code == 0, "an import breaks the layering in docs/architecture.md (see the report above)"
+
+
+def test_every_module_is_placed_in_the_layers() -> None:
+    """A new top-level module must be given a layer (and, in the core, the forbidden contract),
+    or the contracts would silently not cover it."""
+    modules = {f"seams.{m.name}" for m in pkgutil.iter_modules(seams.__path__)}
+    contracts = _contracts()
+    layered = {name.strip() for layer in contracts["layers"]["layers"] for name in layer.split("|")}
+    assert modules - layered == set(), "modules missing from the `layers` contract"
+    assert layered - modules == set(), "the `layers` contract names modules that do not exist"
+    assert set(contracts["core"]["source_modules"]) == modules - EDGE
+
+
+def _loaded_after(code: str) -> set[str]:
+    """Top-level packages in sys.modules after running `code` in a fresh interpreter."""
+    probe = f"{code}\nimport json, sys; print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} | set(sys.modules))))"
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True, cwd=ROOT)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import seams",
+        "import seams.rubric",
+        "import seams.policy",
+        "import seams.decision",
+        "from seams import Rubric\nRubric.builtin('passage-gate')",
+    ],
+)
+def test_the_core_loads_no_client_server_or_fitting_stack(code: str) -> None:
+    """Deciding with a rubric needs pydantic and YAML: not the HTTP client, a server framework,
+    the CLI, the fitting code or training."""
+    loaded = _loaded_after(code)
+    heavy = {"httpx", "zstandard", "fastapi", "uvicorn", "starlette", "typer", "sklearn", "scipy", "training",
+             "seams.cli", "seams.server", "seams.calibration", "seams.judges.remote"}
+    assert loaded & heavy == set()
