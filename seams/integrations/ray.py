@@ -6,9 +6,9 @@ the single-process engine does (`seams.score.decide_batch`, so the lines are the
 writes the scored batches as they arrive (`DecisionWriter`: fsynced appends), so an interrupted
 run resumes where it stopped.
 
-A worker that dies is restarted and its batch retried (`max_restarts`/`max_task_retries`
-unbounded): no item is lost, and the driver writes each id once even if a retried batch arrives
-twice. Ray is started in this process with the cores it has unless it is already running or
+A worker that dies is restarted and its batch retried (Ray Data's actor pools restart actors and
+retry their tasks without bound by default): no item is lost, and the driver writes each id once
+even if a retried batch arrives twice. Ray is started in this process with the cores it has unless it is already running or
 `RAY_ADDRESS` names a cluster to join.
 """
 
@@ -58,7 +58,9 @@ def score_on_ray(rubric: Rubric, pending: Sequence[Trace], writer: DecisionWrite
     ctx.enable_progress_bars = False
     # states travel as canonical JSON text: one column type whatever shape each state has
     rows = [{"id": t.id, "state": canonical_json(t.state)} for t in pending]
-    ds = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows) // batch_size, size * 8)))
+    # enough blocks that every actor has work, not so many that scheduling them costs more than a batch
+    blocks = min(len(rows), max(size, min(-(-len(rows) // batch_size), size * 16)))
+    ds = ray.data.from_items(rows, override_num_blocks=blocks)
     scored = ds.map_batches(
         Scorer,
         fn_constructor_args=(rubric, judge_factory),
@@ -66,8 +68,6 @@ def score_on_ray(rubric: Rubric, pending: Sequence[Trace], writer: DecisionWrite
         batch_format="numpy",
         compute=ray.data.ActorPoolStrategy(size=size),
         num_cpus=1,
-        max_restarts=-1,
-        max_task_retries=-1,
     )
     written: set[str] = set()
     for batch in scored.iter_batches(batch_size=None, batch_format="numpy"):
