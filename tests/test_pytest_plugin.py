@@ -94,7 +94,7 @@ def test_a_changed_model_behind_the_same_id_fails_naming_the_flipped_items(pytes
     result.stdout.fnmatch_lines(["*plain1: no -> yes*", "*... and * more*"])
     # the bound: the plain texts are now acted on, and each wrong one is named with its number
     result.stdout.fnmatch_lines(["*rule agreed: * wrong of * automated decisions (error rate * > 0.05)*",
-                                 "*plain1: p = *, acted (threshold *), labelled False*"])
+                                 "*plain1: p = * >= high *, labelled False*"])
 
 
 def test_a_reworded_question_is_stale(pytester: pytest.Pytester, calibrated):

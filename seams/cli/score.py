@@ -40,7 +40,9 @@ def score(
         r = _load_rubric(rubric)
         dest = out if out is not None else traces.with_suffix(".decisions.jsonl")
         # a factory, not a judge: the Ray engine builds one judge inside each worker
-        factory = functools.partial(make_judge, judge, model=model, api_key=api_key, model_dir=model_dir)
+        # (a Ray actor holds one CPU, so its local model runs one thread)
+        factory = functools.partial(make_judge, judge, model=model, api_key=api_key, model_dir=model_dir,
+                                    threads=1 if engine == "ray" else None)
         if quiet or as_json:
             total = 0
         else:

@@ -33,10 +33,13 @@ class Scorer:
     """One actor of the pool: the rubric and a judge loaded once, then batch after batch."""
 
     def __init__(self, rubric: Rubric, judge_factory: Callable[[], Judge] | None) -> None:
-        from ..judges import default_judge
-
         self.rubric = rubric
-        self.judge = judge_factory() if judge_factory is not None else default_judge()
+        if judge_factory is not None:
+            self.judge = judge_factory()
+        else:  # the shipped model on the one CPU the actor holds, not a thread per core of the node
+            from ..judges.local import LocalJudge
+
+            self.judge = LocalJudge(intra_op_threads=1)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
         traces = [Trace(str(i), json.loads(s)) for i, s in zip(batch["id"], batch["state"])]
