@@ -1,8 +1,8 @@
 """Batch scoring throughput: `seams score` single-process against the Ray engine on this machine,
 and what one Ray worker costs (start-up with its model load, memory).
 
-    python bench/score_scale.py                      # 2000 traces, the shipped model
-    python bench/score_scale.py --items 5000 --workers 1 2 --json out.json
+    python bench/score_scale.py                      # 2000 traces, the shipped model, 3 rounds
+    python bench/score_scale.py --items 5000 --workers 1 2 --rounds 5 --json out.json
 
 Every run scores the same traces (short support-ticket texts) with the built-in-style gate below
 into a fresh output file, through `seams.score.score` as a caller runs it (reading, batching,
@@ -85,7 +85,7 @@ def scorer_pids() -> list[int]:
 
 def run_local(traces: Path, root: Path, threads: int | None, batch: int) -> dict[str, Any]:
     judge = LocalJudge(intra_op_threads=threads)
-    s = score(RUBRIC, traces, root / f"local-{threads}.jsonl", judge=judge, batch_size=batch)
+    s = score(RUBRIC, traces, root / f"local-{threads}.out.jsonl", judge=judge, batch_size=batch)
     return {"engine": "local", "threads": threads or "default", "items": s.scored, "seconds": s.seconds,
             "items_per_s": s.items_per_s}
 
@@ -93,7 +93,7 @@ def run_local(traces: Path, root: Path, threads: int | None, batch: int) -> dict
 def run_ray(traces: Path, root: Path, workers: int, batch: int) -> dict[str, Any]:
     import threading
 
-    out = root / f"ray-{workers}.jsonl"
+    out = root / f"ray-{workers}.out.jsonl"
     first_line: list[float] = []
     rss: list[float] = []
     started = time.perf_counter()
@@ -139,6 +139,7 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=2000)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--rounds", type=int, default=3, help="turns each configuration takes; the median is shown")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
 
@@ -153,24 +154,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         traces = write_traces(root / "traces.jsonl", args.items)
-        rows.append(run_local(traces, root, None, args.batch_size))
-        rows.append(run_local(traces, root, 1, args.batch_size))
         t = time.perf_counter()
         ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
         init_s = time.perf_counter() - t
         print(f"ray.init (a local cluster of {max(args.workers)} CPUs): {init_s:.1f} s")
         startup_s = actor_startup()
         print(f"one worker's start-up (a Ray actor process, then the shipped model loaded in it): {startup_s:.2f} s")
-        for w in args.workers:
-            rows.append(run_ray(traces, root, w, args.batch_size))
+        # the configurations take turns, round after round, so a change in the machine's other load
+        # falls on all of them; each row is the median round
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for _ in range(args.rounds):
+            for key, go in [("local-default", lambda: run_local(traces, root, None, args.batch_size)),
+                            ("local-1", lambda: run_local(traces, root, 1, args.batch_size)),
+                            *[(f"ray-{w}", functools.partial(run_ray, traces, root, w, args.batch_size))
+                              for w in args.workers]]:
+                for old in root.glob("*.out.jsonl"):
+                    old.unlink()
+                runs.setdefault(key, []).append(go())
         ray.shutdown()
+    rows = [sorted(rs, key=lambda r: r["items_per_s"])[len(rs) // 2] | {"rounds": [round(r["items_per_s"]) for r in rs]}
+            for rs in runs.values()]
     base = rows[0]["items_per_s"]
-    print(f"{'engine':<8}{'setup':<14}{'items/s':>9}{'× local':>9}{'first line s':>14}{'worker MB':>11}")
+    print(f"{'engine':<8}{'setup':<14}{'items/s':>9}{'× local':>9}{'first line s':>14}{'worker MB':>11}  rounds")
     for r in rows:
         setup = f"threads {r['threads']}" if r["engine"] == "local" else f"workers {r['workers']}"
         first = f"{r['to_first_line_s']:.1f}" if r.get("to_first_line_s") else "-"
         mem = f"{r['worker_rss_mb']:.0f}" if r.get("worker_rss_mb") else "-"
-        print(f"{r['engine']:<8}{setup:<14}{r['items_per_s']:>9.0f}{r['items_per_s'] / base:>9.2f}{first:>14}{mem:>11}")
+        print(f"{r['engine']:<8}{setup:<14}{r['items_per_s']:>9.0f}{r['items_per_s'] / base:>9.2f}{first:>14}{mem:>11}  {r['rounds']}")
     if args.json:
         args.json.write_text(json.dumps({"load_average": os.getloadavg()[0], "model_load_s": load_s,
                                          "ray_init_s": init_s, "worker_startup_s": startup_s, "rows": rows},
