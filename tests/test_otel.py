@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from gate_rubric import gate_text
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed: pip install seams[otel]")
 
@@ -19,25 +20,7 @@ from seams import Cascade, Rubric  # noqa: E402
 from seams.integrations import otel  # noqa: E402
 from seams.judges import LocalJudge, RemoteJudge  # noqa: E402
 
-RUBRIC = Rubric.loads("""\
-name: traced-gate
-state: text
-questions:
-  agreed:
-    type: noul
-    instructions: Does the text agree?
-policy:
-  outcomes: {go: act, stop: refuse, review: review}
-  rules:
-    - id: agreed
-      question: agreed
-      high: 0.8
-      low: 0.2
-      then: go
-      else: stop
-  default: stop
-  on_error: review
-""")
+RUBRIC = Rubric.loads(gate_text("traced-gate"))
 PRIVATE = "the ticket text from customer 4711"  # the tiny model reads it at about 0.27: the band
 
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from gate_rubric import gate_text
 from tinymodel import write_tiny_model
 from typer.testing import CliRunner
 
@@ -17,24 +18,7 @@ from seams.cli import _register, app
 _register()
 pytest_plugins = ["pytester"]
 
-RUBRIC = """\
-name: plugin-gate
-state: text
-questions:
-  agreed:
-    type: noul
-    instructions: Does the text agree?
-policy:
-  outcomes: {go: act, stop: refuse, review: review}
-  rules:
-    - id: agreed
-      question: agreed
-      high: 0.8
-      low: 0.2
-      then: go
-      else: stop
-  default: stop
-"""
+RUBRIC = gate_text("plugin-gate")
 
 
 def _items() -> list[dict]:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from gate_rubric import gate_text
 from typer.testing import CliRunner
 
 from seams import Rubric
@@ -18,25 +19,7 @@ from seams.score import score
 
 _register()
 
-RUBRIC_TEXT = """\
-name: score-gate
-state: text
-questions:
-  agreed:
-    type: noul
-    instructions: Does the text agree?
-policy:
-  outcomes: {go: act, stop: refuse, review: review}
-  rules:
-    - id: agreed
-      question: agreed
-      high: 0.8
-      low: 0.2
-      then: go
-      else: stop
-  default: stop
-  on_error: review
-"""
+RUBRIC_TEXT = gate_text("score-gate")
 RUBRIC = Rubric.loads(RUBRIC_TEXT)
 #: fields that differ between two runs of the same decision
 VOLATILE = ("latency_ms", "decided_at")
