@@ -105,9 +105,7 @@ def _inputs(rubric: Rubric | str | Path, data: LabelledSet | str | Path) -> tupl
     from .calibration.dataset import LabelledSet, load
     from .rubric import Rubric
 
-    if not isinstance(rubric, Rubric):
-        path = Path(rubric)
-        rubric = Rubric.load(path) if path.suffix in (".yaml", ".yml") or path.exists() else Rubric.builtin(str(rubric))
+    rubric = Rubric.resolve(rubric)
     if not isinstance(data, LabelledSet):
         data = load(data, rubric.questions)
     return rubric, data
@@ -118,7 +116,7 @@ def _run(rubric: Rubric, dataset: LabelledSet, judge: Judge | None) -> RunResult
     from .calibration.run import run_set
     from .judges import default_judge
 
-    run = run_set(dataset, rubric.asking(judge if judge is not None else default_judge()))
+    run = run_set(dataset, judge if judge is not None else default_judge(), rubric=rubric)
     if run.errors:
         pytest.fail(f"rubric {rubric.name!r}: the judge failed on {len(run.errors)} of {len(dataset)} items:\n"
                     + _listing([f"{i}: {e}" for i, e in run.errors.items()]), pytrace=False)

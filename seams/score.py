@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import InputError, JudgeError
-from .judges.base import ask_each
+from .errors import InputError, StateError
 
 if TYPE_CHECKING:
     from .judges.base import Judge
@@ -172,19 +171,15 @@ class DecisionWriter:
 
 
 def decide_batch(rubric: Rubric, judge: Judge, traces: Sequence[Trace]) -> list[tuple[str, str]]:
-    """(outcome, output line) per trace: one batched judge call, or one `decide` per trace when the
-    batch failed (so each failure takes the policy's `on_error` outcome, never a silent answer)."""
-    states = [t.state for t in traces]
-    started = time.perf_counter()
-    try:
-        answers = ask_each(rubric.asking(judge), states, rubric.questions)
-    except JudgeError:
-        decisions = [rubric.decide(s, judge=judge) for s in states]
-    else:
-        each_ms = (time.perf_counter() - started) * 1000 / max(len(states), 1)
-        decisions = [rubric.decide_answers(a, state=s, keep_state=False, latency_ms=each_ms,
-                                           requested_model=judge.model_id) for a, s in zip(answers, states)]
-    return [(d.outcome, output_line(t.id, d)) for t, d in zip(traces, decisions)]
+    """(outcome, output line) per trace, from `Rubric.decide_many`: one batched judge call, falling
+    back to one call per trace when it fails, so each failure takes the policy's `on_error`
+    outcome (never a silent answer). A state the judge refuses as input (over its token budget)
+    stops the run naming the trace; the batches before it are written, so a re-run resumes."""
+    decisions = rubric.decide_many([t.state for t in traces], judge, return_exceptions=True)
+    for t, d in zip(traces, decisions, strict=True):
+        if isinstance(d, StateError):
+            raise StateError(f"trace {t.id!r}: {d}") from d
+    return [(d.outcome, output_line(t.id, d)) for t, d in zip(traces, decisions, strict=True)]  # type: ignore[union-attr]
 
 
 def output_line(tid: str, decision: Any) -> str:

@@ -109,3 +109,19 @@ def test_the_state_only_when_asked_and_uninstrument_stops_the_spans(tiny_model_d
     # one judge, traced without instrumenting anything
     RUBRIC.decide("yes it is", judge=otel.traced(judge, provider))
     assert [s.name for s in exporter.get_finished_spans()][2:] == ["seams.judge.ask"]
+
+
+def test_a_batch_is_one_judge_call_under_one_span_with_a_span_per_decision(exporter, tiny_model_dir):
+    states = ["yes it is", "no it is not", PRIVATE]
+    decisions = RUBRIC.decide_many(states, LocalJudge(tiny_model_dir))
+    spans = exporter.get_finished_spans()
+    [batch] = children(spans, None)
+    assert batch.name == "seams.decide_many" and batch.attributes["seams.states"] == 3
+    under = children(spans, batch)
+    assert [s.name for s in under].count("seams.judge.ask") == 1
+    [ask] = [s for s in under if s.name == "seams.judge.ask"]
+    assert ask.attributes["seams.judge.states"] == 3
+    each = [s for s in under if s.name == "seams.decide"]
+    assert [s.attributes["seams.decision.outcome"] for s in each] == [d.outcome for d in decisions] == \
+        ["go", "stop", "review"]
+    assert not any("4711" in str(v) for s in spans for v in s.attributes.values())

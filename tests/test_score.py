@@ -121,3 +121,13 @@ def test_the_command_scores_resumes_and_reports(tmp_path, tiny_model_dir):
     assert json.loads(second.stdout)["skipped"] == 9 and json.loads(second.stdout)["scored"] == 0
     bad = CliRunner().invoke(app, [*args, "--engine", "spark"])
     assert bad.exit_code == 2 and "--engine must be 'local' or 'ray', got 'spark'" in bad.output
+
+
+def test_a_state_the_judge_refuses_stops_the_run_naming_the_trace(tmp_path, tiny_model_dir):
+    traces = tmp_path / "traces.jsonl"
+    states = [*texts(5), "the ticket text " * 20, *texts(3)]
+    traces.write_text("".join(json.dumps({"id": f"t{i}", "state": s}) + "\n" for i, s in enumerate(states)))
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(StateError, match=r"trace 't5': .*tokens"):
+        score(RUBRIC, traces, out, judge=LocalJudge(tiny_model_dir, max_state_tokens=30), batch_size=4)
+    assert [r["id"] for r in stable(out)] == ["t0", "t1", "t2", "t3"]  # the batch before it is kept

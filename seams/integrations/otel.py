@@ -3,10 +3,12 @@
 Only `opentelemetry-api` is used; which SDK and exporter receive the spans is the application's
 choice. Nothing in seams imports this module, so OpenTelemetry is never loaded until asked:
 
-* `instrument(tracer_provider=None)` wraps `Rubric.decide`/`adecide` and `Cascade.route`/`aroute`
-  (the way OpenTelemetry's own instrumentations wrap a library), so every decision in the process
-  emits a `seams.decide` span whose child is the `seams.judge.ask` span of the call it made, and a
-  cascade's two stages sit under one `seams.cascade` span; `uninstrument()` undoes it;
+* `instrument(tracer_provider=None)` wraps `Rubric.decide_many`/`adecide_many` and
+  `Cascade.route_many`/`aroute_many`, through which every decision and cascade goes (the way
+  OpenTelemetry's own instrumentations wrap a library), so every decision in the process emits a
+  `seams.decide` span whose child is the `seams.judge.ask` span of the call it made, and a
+  cascade's two stages sit under one `seams.cascade` span; a batch is one `seams.decide_many`
+  span over its one judge call, with a `seams.decide` child per decision; `uninstrument()` undoes it;
 * `traced(judge)` wraps one judge only, for code that wants spans for its own calls.
 
 A span carries the rubric's name, version and hash, the outcome and its kind, the rule that fired,
@@ -17,6 +19,7 @@ the raw state unless `include_state=True`, since a trace backend is not where us
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -27,7 +30,7 @@ from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from .. import __version__
 from ..answers import Answers
 from ..decision import Decision
-from ..judges.base import Judge, ask_each
+from ..judges.base import Judge
 from ..state import canonical_json
 
 DECIDE, JUDGE, CASCADE = "seams.decide", "seams.judge.ask", "seams.cascade"
@@ -74,6 +77,10 @@ def _answers_attributes(answers: Answers) -> dict[str, Any]:
     }
 
 
+def _many_attributes(out: Sequence[Answers]) -> dict[str, Any]:
+    return {"seams.model": out[0].model if out else None, "seams.latency_ms": sum(a.latency_ms for a in out)}
+
+
 @contextmanager
 def _span(tracer: Tracer, name: str, attrs: Mapping[str, Any]) -> Iterator[Span]:
     """A current span that records an exception and marks itself failed before re-raising."""
@@ -87,7 +94,7 @@ def _span(tracer: Tracer, name: str, attrs: Mapping[str, Any]) -> Iterator[Span]
             raise
 
 
-class TracingJudge:
+class TracingJudge(Judge):
     """A judge whose every call is a `seams.judge.ask` span; answers pass through unchanged."""
 
     def __init__(self, judge: Judge, tracer: Tracer, *, include_state: bool = False) -> None:
@@ -98,6 +105,10 @@ class TracingJudge:
     @property
     def model_id(self) -> str:
         return self.judge.model_id
+
+    @property
+    def batches(self) -> bool:  # type: ignore[override]
+        return self.judge.batches
 
     def __getattr__(self, name: str) -> Any:  # answer_identity, close, ...: the wrapped judge's
         if name == "judge":  # not set yet (copying, unpickling): no recursion
@@ -126,9 +137,14 @@ class TracingJudge:
     def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
         """One span for a batch (batched the way the wrapped judge batches)."""
         with _span(self._tracer, JUDGE, self._attrs(states, questions)) as span:
-            out = ask_each(self.judge, states, questions)
-            if out:
-                _set(span, {"seams.model": out[0].model, "seams.latency_ms": sum(a.latency_ms for a in out)})
+            out = self.judge.ask_many(states, questions)
+            _set(span, _many_attributes(out))
+            return out
+
+    async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
+        with _span(self._tracer, JUDGE, self._attrs(states, questions)) as span:
+            out = await self.judge.aask_many(states, questions)
+            _set(span, _many_attributes(out))
             return out
 
     def __repr__(self) -> str:
@@ -157,15 +173,35 @@ def _decide_attrs(rubric: Any, state: Any, include_state: bool) -> dict[str, Any
     return attrs
 
 
-def _finish(span: Span, decision: Decision) -> Decision:
+def _finish(span: Span, decision: Decision) -> None:
     _set(span, decision_attributes(decision))
     if decision.error is not None:  # a judge failure the policy turned into its on_error outcome
         span.set_status(Status(StatusCode.ERROR, decision.error))
-    return decision
+
+
+def _decided(tracer: Tracer, span: Span, states: Sequence[Any], decisions: Sequence[Any], started: int,
+             include_state: bool) -> None:
+    """One decision: its attributes on the span that made it. Several (a batch shares one judge
+    call): one `seams.decide` child span each, spanning the batch, under the `seams.decide_many` span."""
+    if len(decisions) == 1 and isinstance(decisions[0], Decision):
+        _finish(span, decisions[0])
+        return
+    parent = trace.set_span_in_context(span)
+    for state, decision in zip(states, decisions, strict=True):
+        if not isinstance(decision, Decision):  # a state the judge refused (return_exceptions)
+            continue
+        child = tracer.start_span(DECIDE, context=parent, start_time=started)
+        _set(child, {"seams.state": canonical_json(state)} if include_state else {})
+        _finish(child, decision)
+        child.end()
 
 
 def instrument(tracer_provider: trace.TracerProvider | None = None, *, include_state: bool = False) -> None:
-    """Emit spans for every decision and cascade in this process (idempotent; see the module docstring)."""
+    """Emit spans for every decision and cascade in this process (idempotent; see the module docstring).
+
+    `Rubric.decide` and `Cascade.route` (and their async and many-state forms) all go through
+    `Rubric.decide_many` / `adecide_many` and `Cascade.route_many` / `aroute_many`; those are the
+    four methods wrapped."""
     from ..judges import default_judge
     from ..routing import Cascade
     from ..rubric import Rubric
@@ -177,36 +213,63 @@ def instrument(tracer_provider: trace.TracerProvider | None = None, *, include_s
         judge = judge if judge is not None else default_judge()
         return judge if isinstance(judge, TracingJudge) else TracingJudge(judge, tracer, include_state=include_state)
 
-    decide, adecide = Rubric.decide, Rubric.adecide
-    route, aroute = Cascade.route, Cascade.aroute
+    def opened(rubric: Rubric, states: Sequence[Any], name: str) -> Any:
+        attrs = _decide_attrs(rubric, states[0], include_state) if len(states) == 1 else \
+            {**_decide_attrs(rubric, None, False), "seams.states": len(states)}
+        return _span(tracer, name if len(states) == 1 else f"{name}_many", attrs)
 
-    @functools.wraps(decide)
-    def traced_decide(self: Rubric, state: Any, judge: Judge | None = None, **kw: Any) -> Decision:
-        with _span(tracer, DECIDE, _decide_attrs(self, state, include_state)) as span:
-            return _finish(span, decide(self, state, wrap(judge), **kw))
+    decide_many, adecide_many = Rubric.decide_many, Rubric.adecide_many
+    route_many, aroute_many = Cascade.route_many, Cascade.aroute_many
 
-    @functools.wraps(adecide)
-    async def traced_adecide(self: Rubric, state: Any, judge: Judge | None = None, **kw: Any) -> Decision:
-        with _span(tracer, DECIDE, _decide_attrs(self, state, include_state)) as span:
-            return _finish(span, await adecide(self, state, wrap(judge), **kw))
+    @functools.wraps(decide_many)
+    def traced_decide_many(self: Rubric, states: Sequence[Any], judge: Judge | None = None, **kw: Any) -> list[Any]:
+        if not states:
+            return decide_many(self, states, judge, **kw)
+        with opened(self, states, DECIDE) as span:
+            started = time.time_ns()
+            out = decide_many(self, states, wrap(judge), **kw)
+            _decided(tracer, span, states, out, started, include_state)
+            return out
 
-    def routed(span: Span, result: Any) -> Any:
-        _set(span, {"seams.cascade.route": result.route, "seams.cascade.escalated": result.escalated,
-                    **decision_attributes(result.decision)})
-        return result
+    @functools.wraps(adecide_many)
+    async def traced_adecide_many(self: Rubric, states: Sequence[Any], judge: Judge | None = None,
+                                  **kw: Any) -> list[Any]:
+        if not states:
+            return await adecide_many(self, states, judge, **kw)
+        with opened(self, states, DECIDE) as span:
+            started = time.time_ns()
+            out = await adecide_many(self, states, wrap(judge), **kw)
+            _decided(tracer, span, states, out, started, include_state)
+            return out
 
-    @functools.wraps(route)
-    def traced_route(self: Cascade, rubric: Rubric, state: Any, **kw: Any) -> Any:
-        with _span(tracer, CASCADE, _decide_attrs(rubric, state, include_state)) as span:
-            return routed(span, route(self, rubric, state, **kw))
+    def routed(span: Span, results: Sequence[Any]) -> None:
+        if len(results) == 1:
+            r = results[0]
+            _set(span, {"seams.cascade.route": r.route, "seams.cascade.escalated": r.escalated,
+                        **decision_attributes(r.decision)})
+        else:
+            _set(span, {"seams.cascade.escalated_count": sum(r.escalated for r in results)})
 
-    @functools.wraps(aroute)
-    async def traced_aroute(self: Cascade, rubric: Rubric, state: Any, **kw: Any) -> Any:
-        with _span(tracer, CASCADE, _decide_attrs(rubric, state, include_state)) as span:
-            return routed(span, await aroute(self, rubric, state, **kw))
+    @functools.wraps(route_many)
+    def traced_route_many(self: Cascade, rubric: Rubric, states: Sequence[Any], **kw: Any) -> list[Any]:
+        if not states:
+            return route_many(self, rubric, states, **kw)
+        with opened(rubric, states, CASCADE) as span:
+            out = route_many(self, rubric, states, **kw)
+            routed(span, out)
+            return out
 
-    for cls, name, new in ((Rubric, "decide", traced_decide), (Rubric, "adecide", traced_adecide),
-                           (Cascade, "route", traced_route), (Cascade, "aroute", traced_aroute)):
+    @functools.wraps(aroute_many)
+    async def traced_aroute_many(self: Cascade, rubric: Rubric, states: Sequence[Any], **kw: Any) -> list[Any]:
+        if not states:
+            return await aroute_many(self, rubric, states, **kw)
+        with opened(rubric, states, CASCADE) as span:
+            out = await aroute_many(self, rubric, states, **kw)
+            routed(span, out)
+            return out
+
+    for cls, name, new in ((Rubric, "decide_many", traced_decide_many), (Rubric, "adecide_many", traced_adecide_many),
+                           (Cascade, "route_many", traced_route_many), (Cascade, "aroute_many", traced_aroute_many)):
         _originals[(cls, name)] = getattr(cls, name)
         setattr(cls, name, new)
 
