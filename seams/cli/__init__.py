@@ -22,7 +22,7 @@ def _register() -> None:
     # imports heavy dependencies (server, onnxruntime) only inside its command.
     import importlib
 
-    for name in ("ask", "rubric", "models", "serve", "calibrate", "lint"):
+    for name in ("ask", "rubric", "models", "serve", "calibrate", "lint", "score"):
         try:
             importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as exc:
