@@ -134,9 +134,10 @@ def _flipped_items(rubric: Rubric, dataset: LabelledSet, run: RunResult, qid: st
     """The items whose discrete answer to `qid` differs from the stored run, by id."""
     from .calibration.extract import current_answers, decode_answers, ids_hash, question_data
 
-    stored = ((rubric.calibration.metrics if rubric.calibration else {}).get("answers") or {}).get(qid)
+    answers = rubric.calibration.metrics.answers if rubric.calibration else None
+    stored = (answers or {}).get(qid)
     qd = question_data(dataset, run, qid)
-    if stored is None or stored.get("ids") != ids_hash(qd.keys):
+    if stored is None or stored.ids != ids_hash(qd.keys):
         return []
     before, after = decode_answers(stored), current_answers(qd)
     names = sorted(qd.ids)
@@ -163,7 +164,7 @@ def _rule_errors(rubric: Rubric, dataset: LabelledSet, run: RunResult) -> dict[s
     out = {}
     for unit, rule, is_gate in rules_and_gates(rubric.policy.rules):
         rt = (cal.gates if is_gate else cal.thresholds).get(rule.id) if applies else None  # type: ignore[union-attr]
-        high, low = (rt.high, rt.low) if rt is not None else (rule.high, rule.low_)
+        high, low = (rt.high, rt.low) if rt is not None else (rule.high, rule.effective_low)
         ids, p, y = rule_data(rule, rubric.questions, dataset, run, transform)
         if not len(ids):
             continue
