@@ -28,6 +28,7 @@ import gzip
 import json
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -81,17 +82,30 @@ def _reject_constant(name: str) -> NoReturn:
     )
 
 
-_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all distinct: a repeated key is read one way by one parser and
+    another way by the next, so an answer under it cannot be trusted."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        repeated = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+        raise ProtocolError(f"response body repeats the key(s) {repeated} in one object; JSON keys must be unique")
+    return out
+
+
+_loads = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys).decode
 
 
 def _decode_json(content: bytes, what: str) -> Any:
+    """Parse a body strictly. Messages never quote it: an upstream that echoes the request would
+    put the caller's state into every log line that records the error."""
     try:
         return _loads(content.decode("utf-8"))
     except UnicodeDecodeError as e:
-        raise ProtocolError(f"{what} is not UTF-8: {e}") from None
+        raise ProtocolError(f"{what} is not UTF-8 (invalid byte at {e.start} of {len(content)})") from None
     except json.JSONDecodeError as e:
-        excerpt = content[:80].decode("utf-8", "replace")
-        raise ProtocolError(f"{what} is not JSON ({e.msg} at {e.pos}); it starts {excerpt!r}") from None
+        raise ProtocolError(f"{what} is not JSON ({e.msg} at {e.pos} of {len(content)} bytes)") from None
+    except RecursionError:
+        raise ProtocolError(f"{what} is nested too deeply to be a System One response") from None
 
 
 def _is_count(value: Any) -> bool:
@@ -176,7 +190,7 @@ def status_error(response: httpx.Response) -> APIStatusError | JudgeTimeout:
         "request_id": response.headers.get(REQUEST_ID_HEADER),
     }
     if status == 408:
-        return JudgeTimeout(f"HTTP 408: {message}")
+        return JudgeTimeout(f"HTTP 408: {reason}")
     if status in (401, 403):
         return AuthenticationError(f"{message} (check the API key)", **kw)
     if status == 404:

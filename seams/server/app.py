@@ -49,7 +49,8 @@ from ..errors import (
     StateError,
 )
 from ..judges.base import Judge
-from ..questions import Question
+from ..questions import Question, question_id_problem
+from ..state import MAX_DEPTH, json_problem
 
 log = logging.getLogger("seams.server")
 
@@ -79,8 +80,10 @@ class SystemOneRequest(BaseModel):
     def _some_questions(cls, value: dict[str, Any]) -> dict[str, Any]:
         if not value:
             raise ValueError("at least one question is required")
-        if any(not qid for qid in value):
-            raise ValueError("question ids must be non-empty strings")
+        for qid in value:
+            problem = question_id_problem(qid)
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
 
@@ -250,8 +253,14 @@ def _validate(body: bytes) -> SystemOneRequest:
         raise _Invalid([_item([exc.pos], f"JSON decode error: {exc.msg}", "json_invalid")]) from None
     except ValueError as exc:  # NaN / Infinity
         raise _Invalid([_item([], str(exc), "json_invalid")]) from None
+    except RecursionError:
+        raise _Invalid([_item([], f"the body is nested too deeply; a state or question may nest at most "
+                                  f"{MAX_DEPTH} levels (seams.state.MAX_DEPTH)", "json_invalid")]) from None
     if not isinstance(data, dict):
         raise _Invalid([_item([], f"the body must be a JSON object, got {type(data).__name__}", "model_attributes_type")])
+    problem = json_problem(data, "body")
+    if problem is not None:  # a lone surrogate or deep nesting, refused before any model reads it
+        raise _Invalid([_item([], problem.removeprefix("body "), "value_error")])
     try:
         return SystemOneRequest.model_validate(data)
     except ValidationError as exc:
@@ -292,8 +301,17 @@ def _model_card(judge: Judge) -> dict[str, str]:
     return {"description": str(description), "release_date": str(released)}
 
 
+class _ErrorResponse(JSONResponse):
+    """An error body that always encodes: messages may quote input, and input may hold a lone
+    surrogate, which `JSONResponse`'s UTF-8 rendering cannot encode (that would be a 500)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
 def _error(status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"detail": {"error_type": error_type, "message": message}}, status_code=status, headers=headers)
+    return _ErrorResponse({"detail": {"error_type": error_type, "message": message}}, status_code=status,
+                          headers=headers)
 
 
 def _install_handlers(app: FastAPI) -> None:
@@ -303,13 +321,13 @@ def _install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(_Invalid)
     async def _invalid(_: Request, exc: _Invalid) -> JSONResponse:
-        return JSONResponse({"detail": exc.errors}, status_code=422)
+        return _ErrorResponse({"detail": exc.errors}, status_code=422)
 
     @app.exception_handler(RequestValidationError)
     async def _fastapi_invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         items = [{"loc": list(e.get("loc", ["body"])), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
                  for e in exc.errors()]
-        return JSONResponse({"detail": items}, status_code=422)
+        return _ErrorResponse({"detail": items}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -327,14 +345,15 @@ def _install_handlers(app: FastAPI) -> None:
             return _error(504, "timeout_error", str(exc))
         if isinstance(exc, APIStatusError):
             return _error(502, "upstream_error", str(exc))
-        if isinstance(exc, ModelError):
-            return _error(500, "model_error", str(exc))
+        if isinstance(exc, ModelError):  # its message names files and onnxruntime's words: log only
+            return _error(500, "model_error", "the model failed while answering; the server log has the details")
         return _error(502, "judge_error", str(exc))
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        # The body never names the exception: that is the server's business, and its log's.
         log.exception("unexpected error while answering a request")
-        return _error(500, "internal_error", f"{type(exc).__name__}: {exc}")
+        return _error(500, "internal_error", "the server failed while answering; its log has the details")
 
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "JEV_LATEST", "SystemOneRequest", "create_app"]

@@ -32,7 +32,7 @@ from tokenizers import Encoding, Tokenizer
 
 from ...answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer, Usage
 from ...errors import ConfigError, ModelError, QuestionError, StateError, validation_problems
-from ...questions import Choice, Noul, Score, parse_questions
+from ...questions import Choice, Noul, Score, parse_questions, question_id_problem
 from ...settings import settings
 from ...state import check_state
 from ..base import SyncJudge
@@ -419,8 +419,9 @@ def _coerce_questions(questions: Mapping[str, Any]) -> dict[str, Question]:
         raise QuestionError("at least one question is required")
     if all(isinstance(q, (Noul, Choice, Score)) for q in questions.values()):
         for qid in questions:
-            if not isinstance(qid, str) or not qid:
-                raise QuestionError(f"question ids must be non-empty strings, got {qid!r}")
+            problem = question_id_problem(qid)
+            if problem is not None:
+                raise QuestionError(problem)
         return dict(questions)
     try:
         return parse_questions(
