@@ -258,9 +258,10 @@ def _validate(body: bytes) -> SystemOneRequest:
                                   f"{MAX_DEPTH} levels (seams.state.MAX_DEPTH)", "json_invalid")]) from None
     if not isinstance(data, dict):
         raise _Invalid([_item([], f"the body must be a JSON object, got {type(data).__name__}", "model_attributes_type")])
-    problem = json_problem(data, "body")
-    if problem is not None:  # a lone surrogate or deep nesting, refused before any model reads it
-        raise _Invalid([_item([], problem.removeprefix("body "), "value_error")])
+    for part in ("state", "questions"):  # a lone surrogate or deep nesting, refused before any model reads it
+        problem = json_problem(data.get(part), part)
+        if problem is not None:
+            raise _Invalid([_item([part], problem, "value_error")])
     try:
         return SystemOneRequest.model_validate(data)
     except ValidationError as exc:
