@@ -54,6 +54,7 @@ from ..errors import (
     TransportError,
 )
 from ..settings import API_KEY_ENV, settings
+from ._bounded import MAX_RESPONSE_BYTES, aread_bounded, read_bounded, within
 from ._retry import RETRY_STATUSES, Attempts, RetryPolicy, retry_after_seconds
 from ._wire import WireQuestion, encode_body, encode_model, encode_state, prepare_questions, split_questions
 from .base import Judge
@@ -356,6 +357,13 @@ class RemoteJudge(Judge):
         ``"zstd"`` or ``"gzip"`` to compress request bodies of 1 KiB and more (long states), as
         the official SDK does with zstd; off by default, because not every System One server
         decodes compressed bodies (TypeSafe and `seams serve` do; `jevcompat mock` does not).
+    max_response_bytes
+        The largest response body read, before and after decoding (4 MiB); a larger one is a
+        `ProtocolError`, read no further. An answer is a few KB.
+
+    `timeout` and `total_budget` hold against a server that trickles its answer: each attempt
+    has one deadline for its whole exchange (async: exact; sync: checked as each chunk arrives),
+    not a read timeout that restarts with every byte.
     """
 
     def __init__(
@@ -373,6 +381,7 @@ class RemoteJudge(Judge):
         async_transport: httpx.AsyncBaseTransport | None = None,
         headers: Mapping[str, str] | None = None,
         compression: Literal["zstd", "gzip"] | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         **removed: Any,
     ) -> None:
         _refuse_removed(removed)
@@ -404,6 +413,9 @@ class RemoteJudge(Judge):
         if async_transport is not None and async_http_client is not None:
             raise ConfigError("give async_transport= or async_http_client=, not both: give your client its transport")
         self._policy = retry if retry is not None else RetryPolicy()
+        if not (isinstance(max_response_bytes, int) and max_response_bytes >= 1):
+            raise ConfigError(f"max_response_bytes must be a positive integer, got {max_response_bytes!r}")
+        self._max_response_bytes = max_response_bytes
         self._timeout = float(timeout)
         self._max_concurrency = max_concurrency
         self._model_json = encode_model(self._model)
@@ -523,10 +535,12 @@ class RemoteJudge(Judge):
         self, method: str, url: httpx.URL, body: bytes | None, timeout: float, encoding: str | None
     ) -> httpx.Response:
         """One HTTP exchange through the client's public `send` (its transport, proxies, auth and
-        event hooks apply, whoever made the client), body read and connection released."""
+        event hooks apply, whoever made the client), the body read within the attempt's time and
+        `max_response_bytes`, and the connection released."""
+        deadline = time.monotonic() + timeout
         request = self._client.build_request(method, url, content=body, headers=self._headers[encoding],
                                              timeout=timeout)
-        return self._client.send(request)
+        return read_bounded(self._client.send(request, stream=True), request, deadline, self._max_response_bytes)
 
     def close(self) -> None:
         """Close the HTTP client this judge created (a client you passed in stays open)."""
@@ -622,7 +636,12 @@ class RemoteJudge(Judge):
     ) -> httpx.Response:
         """Async mirror of `_request`."""
         request = client.build_request(method, url, content=body, headers=self._headers[encoding], timeout=timeout)
-        return await client.send(request)
+
+        async def exchange() -> httpx.Response:
+            return await aread_bounded(await client.send(request, stream=True), request, self._max_response_bytes)
+
+        # One deadline for the whole exchange: headers, body and decoding, however they trickle.
+        return await within(timeout, request, exchange())
 
     async def aclose(self) -> None:
         """Close both HTTP clients this judge created."""

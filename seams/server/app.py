@@ -22,21 +22,19 @@ extra.
 from __future__ import annotations
 
 import hmac
-import io
 import json
 import logging
-import zlib
 from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
-import zstandard
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .._content import BadEncoding, TooLarge, decode_bounded
 from ..answers import Answers
 from ..errors import (
     APIStatusError,
@@ -206,38 +204,14 @@ def _too_large(size: int, limit: int, *, at_least: bool = False, decoded: bool =
 
 def _decode(raw: bytes, encoding: str | None, limit: int) -> bytes:
     """Undo `Content-Encoding`, never producing more than `limit` bytes."""
-    enc = (encoding or "identity").strip().lower()
-    if enc == "identity":
-        return raw
-    if enc == "zstd":
-        try:
-            reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
-            out = _bounded_read(reader.read, limit)
-        except zstandard.ZstdError as exc:
-            raise _Problem(400, "invalid_request_error", f"the body is not valid zstd: {exc}") from None
-        return out
-    if enc in ("gzip", "x-gzip", "deflate"):
-        wbits = 16 + zlib.MAX_WBITS if enc != "deflate" else zlib.MAX_WBITS
-        try:
-            d = zlib.decompressobj(wbits)
-            out = d.decompress(raw, limit + 1)
-            if len(out) > limit or d.unconsumed_tail:
-                raise _too_large(0, limit, at_least=True, decoded=True)
-            return out
-        except zlib.error as exc:
-            raise _Problem(400, "invalid_request_error", f"the body is not valid {enc}: {exc}") from None
-    raise _Problem(415, "unsupported_media_type", f"Content-Encoding {encoding!r} is not supported; use zstd, gzip or none")
-
-
-def _bounded_read(read: Any, limit: int) -> bytes:
-    buf = bytearray()
-    while True:
-        chunk = read(min(65536, limit + 1 - len(buf)))
-        if not chunk:
-            return bytes(buf)
-        buf += chunk
-        if len(buf) > limit:
-            raise _too_large(0, limit, at_least=True, decoded=True)
+    try:
+        return decode_bounded(raw, encoding, limit)
+    except TooLarge:
+        raise _too_large(0, limit, at_least=True, decoded=True) from None
+    except BadEncoding as exc:
+        if exc.unsupported:
+            raise _Problem(415, "unsupported_media_type", str(exc)) from None
+        raise _Problem(400, "invalid_request_error", str(exc)) from None
 
 
 def _reject_constant(name: str) -> Any:
