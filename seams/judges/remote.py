@@ -361,7 +361,7 @@ class RemoteJudge(Judge):
         The largest response body read, before and after decoding (4 MiB); a larger one is a
         `ProtocolError`, read no further. An answer is a few KB.
 
-    `timeout` and `total_budget` hold against a server that trickles its answer: each attempt
+    `timeout` and the retry budget hold against a server that trickles its answer: each attempt
     has one deadline for its whole exchange (async: exact; sync: checked as each chunk arrives),
     not a read timeout that restarts with every byte.
     """

@@ -21,10 +21,11 @@ extra.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from datetime import date
 from typing import Any
 
@@ -47,6 +48,7 @@ from ..errors import (
     StateError,
 )
 from ..judges.base import Judge
+from ..limits import work_limits
 from ..questions import Question, question_id_problem
 from ..state import MAX_DEPTH, json_problem
 
@@ -57,6 +59,14 @@ JEV_LATEST = "jev-latest"
 #: Bodies larger than this (compressed or decoded) get 413. System One's budget is about 64k
 #: tokens per request; 4 MiB leaves room for 255 described options and structured states.
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+#: The most model runs (hypotheses × windows) one request may cost; more is a 422 naming it.
+#: A 255-option Choice on a one-window state is 255; on a 1k-token state, about 765.
+DEFAULT_MAX_PAIRS = 512
+#: Seconds a request may compute before the work is stopped and a 504 answered.
+DEFAULT_REQUEST_TIMEOUT = 30.0
+#: Seconds the whole request body may take to arrive; a slower one (or a Content-Length longer
+#: than the body sent) is answered 408 rather than holding a connection and a task.
+DEFAULT_BODY_TIMEOUT = 10.0
 _ANSWER_FIELDS = {
     "noul": {"type", "noul"},
     "choice": {"type", "choice", "probabilities", "confidence"},
@@ -111,6 +121,9 @@ def create_app(
     api_key: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     model_names: Sequence[str] = (),
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> FastAPI:
     """A FastAPI app serving System One over `judge`.
 
@@ -125,9 +138,19 @@ def create_app(
         The largest request body accepted, before and after decompression.
     model_names:
         Extra names the server answers to, beside `jev-latest` and the judge's own model id.
+    max_pairs:
+        The most model runs one request may cost (a local judge counts hypotheses × windows
+        before running any); more is a 422 naming the limit. None for no limit.
+    request_timeout:
+        Seconds a request may compute; then its work is stopped and a 504 answered. Work also
+        stops when the client disconnects. None for no limit.
+    body_timeout:
+        Seconds the request body may take to arrive; a slower one gets 408.
     """
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be positive")
+    if not body_timeout > 0:
+        raise ValueError("body_timeout must be positive")
     if api_key is not None and not api_key.strip():
         raise ValueError("api_key is empty; pass None to serve without a key")
     names = list(dict.fromkeys([judge.model_id, JEV_LATEST, *model_names]))
@@ -163,7 +186,7 @@ def create_app(
         if request.headers.get("content-type", "").lower().startswith("multipart/"):
             raise _Problem(415, "unsupported_media_type",
                            "this server takes JSON bodies; assets (images) are not supported by its judge")
-        raw = await _read_body(request, max_body_bytes)
+        raw = await _read_body(request, max_body_bytes, body_timeout)
         body = _decode(raw, request.headers.get("content-encoding"), max_body_bytes)
         parsed = _validate(body)
         if parsed.model is not None and parsed.model not in names:
@@ -172,7 +195,8 @@ def create_app(
                 f"model {parsed.model!r} is not served here; available: {', '.join(names)}",
             )
         try:
-            answers = await judge.aask(parsed.state, parsed.questions)
+            answers = await _bounded(request, judge.aask(parsed.state, parsed.questions),
+                                     max_pairs=max_pairs, timeout=request_timeout)
         except InputError as exc:
             raise _Invalid([_input_error_item(exc)]) from None
         return JSONResponse(_response(answers))
@@ -180,19 +204,55 @@ def create_app(
     return app
 
 
+async def _bounded(request: Request, work: Coroutine[Any, Any, Answers], *, max_pairs: int | None,
+                   timeout: float | None) -> Answers:
+    """Run a judge call under the request's limits, stopping it at the deadline or when the
+    client goes away (a judge in a worker thread sees `cancel` at its next batch)."""
+    with work_limits(max_pairs=max_pairs, timeout=timeout) as limits:
+        task = asyncio.ensure_future(work)  # the task copies the context, limits included
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        done, _ = await asyncio.wait({task, gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+    if task in done:
+        return task.result()
+    why = "the client disconnected" if gone in done else f"the request ran past the server's timeout of {timeout:g}s"
+    limits.cancel(why)
+    task.cancel()
+    task.add_done_callback(_drain)
+    raise JudgeTimeout(f"the judge did not answer in time: {why}")
+
+
+async def _disconnected(request: Request) -> None:
+    """Return when the client hangs up (the body is read by now, so only that message is left)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def _drain(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved, so an abandoned failure is not logged as never retrieved
+
+
 # ---------------------------------------------------------------------- request reading
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def _read_body(request: Request, limit: int, timeout: float) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(int(declared), limit)
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(size, limit, at_least=True)
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(size, limit, at_least=True)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise _Problem(408, "request_timeout", f"the request body did not arrive within {timeout:g}s "
+                       f"({size} bytes came); send the whole body at once") from None
     return b"".join(chunks)
 
 
@@ -331,4 +391,12 @@ def _install_handlers(app: FastAPI) -> None:
         return _error(500, "internal_error", "the server failed while answering; its log has the details")
 
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "JEV_LATEST", "SystemOneRequest", "create_app"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_PAIRS",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "JEV_LATEST",
+    "SystemOneRequest",
+    "create_app",
+]
