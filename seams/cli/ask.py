@@ -13,7 +13,18 @@ from ..decision import Decision
 from ..errors import InputError
 from ..questions import Choice, Noul, Score
 from . import app
-from ._common import EXIT_FAILED, console, errors_to_exit, escape, fmt_p, make_judge, print_json, read_state
+from ._common import (
+    EXIT_FAILED,
+    EXIT_JUDGE,
+    console,
+    err_console,
+    errors_to_exit,
+    escape,
+    fmt_p,
+    make_judge,
+    print_json,
+    read_state,
+)
 
 
 def _load_rubric(ref: str):
@@ -69,6 +80,9 @@ def ask(
                 print_json(data)
             else:
                 _print_decision(decision)
+            if decision.zone == "error":  # the policy failed closed because the judge failed
+                err_console.print(f"[red]judge failed:[/red] {escape(decision.error or '')}", highlight=False)
+                raise typer.Exit(EXIT_JUDGE)
             if exit_code and decision.kind != "act":
                 raise typer.Exit(EXIT_FAILED)
             return
