@@ -165,3 +165,21 @@ def test_the_readme_quick_start_keeps_a_passage_that_answers_the_query():
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     assert d["outcome"] == "keep" and d["kind"] == "act" and d["rule"] == "evidence"
+
+
+OPTIONS10 = ["billing", "technical", "sales", "red", "green", "blue", "angry", "calm", "team", "ticket"]
+
+
+def test_ask_states_the_cost_of_a_long_state_before_it_starts(tiny_model_dir):
+    long_state = "the customer wrote about billing and the invoice " * 40
+    r = run("ask", "-q", "Is this about billing?", "--state", long_state, "--options", ",".join(OPTIONS10),
+            "--model-dir", str(tiny_model_dir), "--json")
+    assert r.exit_code == 0, r.output
+    windows = json.loads(r.stdout)["windows"]
+    assert windows > 1
+    assert f"judged in {windows} window(s); {10 * windows} model runs" in r.stderr
+
+
+def test_ask_says_nothing_extra_for_a_short_state(tiny_model_dir):
+    r = run("ask", "-q", "Is this about billing?", "--state", "billing", "--model-dir", str(tiny_model_dir))
+    assert r.exit_code == 0 and "model runs" not in r.output

@@ -168,6 +168,12 @@ class LocalJudge(SyncJudge):
     def __repr__(self) -> str:
         return f"LocalJudge({str(self._dir.path)!r}, model_id={self.model_id!r})"
 
+    def cost(self, state: Any, questions: Mapping[str, Any]) -> tuple[int, int]:
+        """(windows, model runs) that asking `questions` about `state` would take, planned
+        without running the model, so a long job can be announced before it starts."""
+        plan = self._plan([check_state(state)], _coerce_questions(questions))
+        return max(plan.windows.values(), default=1), len(plan.pairs)
+
     # ------------------------------------------------------------------ the Judge protocol
 
     def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
