@@ -96,11 +96,14 @@ def _refuse(message: str, event: Any, path: str | None) -> None:
                       column=mark.column + 1 if mark else None)
 
 
-def check_sendable(data: Any, path: str | None) -> None:
-    """Refuse text no judge could be sent (a lone surrogate in `version`, a key, a description)."""
-    problem = json_problem(data, "rubric", types=False)
-    if problem is not None:
-        raise RubricError(problem.removeprefix("rubric."), path=path)
+def check_sendable(data: dict[str, Any], doc: CommentedMap | None, path: str | None) -> None:
+    """Refuse text no judge could be sent or audit log written (a lone surrogate in `version`, a
+    key or a description), naming the top-level field and its line."""
+    for key, value in data.items():
+        problem = json_problem(value, str(key), types=False)
+        if problem is not None:
+            line, col = position(doc, [key]) if doc is not None else (None, None)
+            raise RubricError(problem, path=path, line=line, column=col, field=str(key))
 
 
 def plain(node: Any) -> Any:

@@ -75,7 +75,7 @@ class Rubric:
     def loads(cls, text: str, *, path: str | None = None) -> Rubric:
         doc = parse_yaml(text, path)
         data = plain(doc)
-        check_sendable(data, path)
+        check_sendable(data, doc, path)
         try:
             spec = RubricSpec.model_validate(data)
         except ValidationError as exc:
@@ -85,7 +85,7 @@ class Rubric:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rubric:
-        check_sendable(dict(data), None)
+        check_sendable(dict(data), None, None)
         try:
             spec = RubricSpec.model_validate(dict(data))
         except ValidationError as exc:
