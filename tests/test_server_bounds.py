@@ -80,7 +80,7 @@ def test_a_request_past_its_deadline_is_stopped(counting: CountingJudge) -> None
         later = counting.batches
     assert resp.status_code == 504, resp.text
     assert resp.json()["detail"]["error_type"] == "timeout_error"
-    assert "timeout of 0.2s" in resp.json()["detail"]["message"]
+    assert "0.2s" in resp.json()["detail"]["message"]  # the server's timeout or the judge's own check, whichever came first
     assert later - at_answer <= 1  # at most the batch in flight when the deadline passed
 
 
