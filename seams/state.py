@@ -81,7 +81,7 @@ def _problem(value: Any, path: list[str], depth: int, types: bool) -> str | None
             return (f"is nested more than {MAX_DEPTH} levels deep (objects and arrays); seams accepts "
                     f"at most {MAX_DEPTH} (seams.state.MAX_DEPTH)")
         if isinstance(value, dict):
-            for key, item in value.items():
+            for key in value:
                 if not isinstance(key, str):
                     if types:
                         return f"has a non-string key {key!r}; JSON object keys are strings"
@@ -89,14 +89,11 @@ def _problem(value: Any, path: list[str], depth: int, types: bool) -> str | None
                 bad = text_problem(key)
                 if bad is not None:
                     return f"has a key that {bad}"
-                path.append(f".{key}")
-                found = _problem(item, path, depth + 1, types)
-                if found is not None:
-                    return found
-                path.pop()
-            return None
-        for i, item in enumerate(value):
-            path.append(f"[{i}]")
+            children = ((f".{key}", item) for key, item in value.items() if isinstance(key, str))
+        else:
+            children = ((f"[{i}]", item) for i, item in enumerate(value))
+        for step, item in children:
+            path.append(step)
             found = _problem(item, path, depth + 1, types)
             if found is not None:
                 return found

@@ -179,19 +179,24 @@ def mock() -> Iterator[JevMock]:
         yield server
 
 
-@pytest.fixture
-def scripted() -> Iterator[Callable[..., Scripted]]:
-    """Start `Scripted` servers; all are stopped when the test ends."""
-    started: list[Scripted] = []
+def _starting(make: Callable[[Any], Any]) -> Iterator[Callable[[Any], Any]]:
+    """A fixture's factory: servers made with it are all stopped when the test ends."""
+    started: list[Any] = []
 
-    def start(script: Callable[[int, Any], Reply] | list[Reply]) -> Scripted:
-        server = Scripted(script)
+    def start(arg: Any) -> Any:
+        server = make(arg)
         started.append(server)
         return server
 
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., Scripted]]:
+    """Start `Scripted` servers (a script of replies); all are stopped when the test ends."""
+    yield from _starting(Scripted)
 
 
 class Raw:
@@ -222,20 +227,8 @@ class Raw:
 
     def _one(self, conn: socket.socket) -> None:
         with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            head, _, rest = data.partition(b"\r\n\r\n")
-            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                           if line.lower().startswith(b"content-length:")), 0)
-            while len(rest) < length:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                rest += chunk
+            if read_message(conn) is None:
+                return
             try:
                 self.respond(conn)
             except OSError:  # the client hung up: what a bounded client does
@@ -243,6 +236,26 @@ class Raw:
 
     def stop(self) -> None:
         self.sock.close()
+
+
+def read_message(sock: socket.socket) -> bytes | None:
+    """One HTTP message from a raw socket, head and body (by its Content-Length); None when the
+    peer closed before the whole of it came."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        body += chunk
+    return head + b"\r\n\r\n" + body
 
 
 def trickle(prefix: bytes, byte: bytes = b" ", every: float = 0.02) -> Callable[[socket.socket], None]:
@@ -259,14 +272,5 @@ def trickle(prefix: bytes, byte: bytes = b" ", every: float = 0.02) -> Callable[
 
 @pytest.fixture
 def raw_server() -> Iterator[Callable[[Callable[[socket.socket], None]], Raw]]:
-    """Start `Raw` servers; all are stopped when the test ends."""
-    started: list[Raw] = []
-
-    def start(respond: Callable[[socket.socket], None]) -> Raw:
-        server = Raw(respond)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
+    """Start `Raw` servers (a function writing the answer); all are stopped when the test ends."""
+    yield from _starting(Raw)

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+from servers import read_message
 from test_server import serving
 
 from seams.judges.local import LocalJudge
@@ -122,22 +123,9 @@ def test_limits_reach_a_judge_in_a_worker_thread(counting: CountingJudge) -> Non
 
 
 def read_answer(sock: socket.socket) -> bytes:
-    """One HTTP response from a raw socket, headers and body (by its Content-Length)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            return data
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length:")), 0)
-    while len(body) < length:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        body += chunk
-    return head + b"\r\n\r\n" + body
+    answer = read_message(sock)
+    assert answer is not None, "the server closed the connection without an answer"
+    return answer
 
 
 def test_a_content_length_longer_than_the_body_gets_a_408(tiny_model_dir: Path) -> None:
