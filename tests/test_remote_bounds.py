@@ -15,14 +15,16 @@ import zstandard
 from servers import trickle
 
 from seams.errors import JudgeTimeout, ProtocolError
-from seams.judges import RemoteJudge
+from seams.judges import RemoteJudge, RetryPolicy
 
 NOUL = {"q": {"type": "noul", "instructions": "Is it about billing?"}}
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 
 
-def judge(url: str, **kw) -> RemoteJudge:
-    return RemoteJudge(base_url=url, **{"timeout": 0.5, "total_budget": 1.0, "max_retries": 1, **kw})
+def judge(url: str, *, timeout: float = 0.5, total_budget: float = 1.0, **kw) -> RemoteJudge:
+    """A judge with a short budget: 0.5 s an attempt, one retry, 1 s in all."""
+    retry = RetryPolicy(max_retries=1, total_budget=total_budget)
+    return RemoteJudge(base_url=url, timeout=timeout, retry=retry, **kw)
 
 
 def test_a_trickled_body_ends_at_the_budget(raw_server) -> None:
