@@ -11,6 +11,9 @@ What a client of the protocol (the official SDK, jevcompat, seams' own remote ju
   models the library uses (one set of limits); an unknown model is a 404, a body over the size
   limit a 413, a wrong or missing key a 401, each with `{"detail": {"error_type", "message"}}`.
   A 5xx means the judge itself failed (a model error, an upstream outage behind a remote judge).
+* The work of one request is bounded: its model runs (`max_pairs`, a 422 beyond it), its time
+  (`request_timeout`, a 504) and its client (work stops when the client disconnects); its body
+  must arrive within `body_timeout` (a 408 otherwise).
 * Request bodies may be compressed with `Content-Encoding: zstd` (the official SDK sends bodies
   of 1 KiB and more that way) or gzip/deflate; the size limit holds for the decoded body too, so
   a small compressed body cannot expand into an unbounded one.
@@ -213,6 +216,10 @@ async def _bounded(request: Request, work: Coroutine[Any, Any, Answers], *, max_
     gone = asyncio.ensure_future(_disconnected(request))
     try:
         done, _ = await asyncio.wait({task, gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # the server itself is cancelling this request (shutting down)
+        limits.cancel("the server stopped the request")
+        task.cancel()
+        raise
     finally:
         gone.cancel()
     if task in done:
