@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Self
 
 from .decision import Decision
+from .errors import InputError
+from .state import json_problem, text_problem
 
 
 class AuditLog:
@@ -44,8 +46,19 @@ class AuditLog:
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
 
     def record(self, decision: Decision, **extra: Any) -> None:
-        """Append one decision; `extra` fields (a call site, a route taken) go on the same line."""
+        """Append one decision; `extra` fields (a call site, a route taken) go on the same line.
+
+        Raises `InputError`, writing nothing, when the line cannot be written as UTF-8 JSON (a
+        lone surrogate, nesting past `MAX_DEPTH` in `extra` or a kept state).
+        """
+        recorded = {"extra": extra, **({"state": decision.state} if self.include_state else {})}
+        problem = json_problem(recorded, "decision")
+        if problem is not None:
+            raise InputError(f"cannot record the decision: {problem.removeprefix('decision.')}")
         line = decision.to_json_line(include_state=self.include_state)
+        problem = text_problem(line)
+        if problem is not None:
+            raise InputError(f"cannot record the decision: its JSON line {problem}")
         if extra:
             data = json.loads(line)
             data.update(extra)

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from .errors import ConfigError
+from .errors import ConfigError, SeamsError, StorageError
 
 MEMORY = ":memory:"
 
@@ -42,13 +42,19 @@ class SQLite:
         SQL run once when the database is opened (`CREATE TABLE IF NOT EXISTS ...`).
     what:
         What the file holds, for the error when it cannot be opened ("review queue").
+    damaged:
+        The seams error SQLite's own errors become in `read()` and `write()` (a damaged page, a
+        file that stopped being a database): `StorageError`, or the cache's `CacheError`, which
+        a rubric's `on_error` handles like any judge failure.
     busy_timeout_s:
         How long an operation waits for another writer's lock before it fails.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, schema: str, what: str, busy_timeout_s: float = 30.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, schema: str, what: str, busy_timeout_s: float = 30.0,
+                 damaged: type[SeamsError] = StorageError) -> None:
         self.path = str(path)
         self.what = what
+        self.damaged = damaged
         self.busy_timeout_s = busy_timeout_s
         self._memory = self.path == MEMORY
         self._local = threading.local()
@@ -91,9 +97,13 @@ class SQLite:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A connection for reads (and single autocommit statements)."""
+        """A connection for reads (and single autocommit statements); SQLite's errors inside the
+        block become `damaged`, naming the file."""
         with self._lock if self._memory else nullcontext():
-            yield self._connection()
+            try:
+                yield self._connection()
+            except sqlite3.Error as e:
+                raise self.damaged(f"the {self.what} {self.path} cannot be read or written: {e}") from None
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -104,7 +114,8 @@ class SQLite:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # a damaged file may already have ended it
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 

@@ -148,8 +148,31 @@ class ServiceUnavailable(APIStatusError):
     """5xx (including 529 overloaded) after every retry."""
 
 
+def error_summary(exc: BaseException) -> str:
+    """What a decision (and so the audit log) records of a failure: the error's type and its
+    message, except that an error status keeps only the status and request id. The body an
+    upstream sent is left out: one that echoes the request would copy the caller's state into a
+    log that deliberately holds none. The exception itself keeps the body (`error.body`)."""
+    if isinstance(exc, APIStatusError):
+        rid = f" (request {exc.request_id})" if exc.request_id else ""
+        return f"{type(exc).__name__}: HTTP {exc.status_code}{rid}"
+    return f"{type(exc).__name__}: {exc}"
+
+
 class ModelError(JudgeError):
     """A local model failed while running (onnxruntime error, malformed output)."""
+
+
+# --------------------------------------------------------------------------- storage
+
+
+class StorageError(SeamsError):
+    """A SQLite file seams keeps (review queue, answer cache) is damaged or cannot be read or written."""
+
+
+class CacheError(StorageError, JudgeError):
+    """The answer cache's file is damaged or unusable. A `JudgeError` too: a rubric's `on_error`
+    decides, as for any judge that cannot answer, rather than a sqlite3 error escaping `decide`."""
 
 
 # --------------------------------------------------------------------------- cassettes
@@ -253,6 +276,7 @@ def validation_problems(exc: ValidationError) -> list[ValidationProblem]:
 __all__ = [
     "APIStatusError",
     "AuthenticationError",
+    "CacheError",
     "CalibrationWarning",
     "CassetteError",
     "CassetteMiss",
@@ -277,7 +301,9 @@ __all__ = [
     "SeamsError",
     "ServiceUnavailable",
     "StateError",
+    "StorageError",
     "TransportError",
     "ValidationProblem",
     "validation_problems",
+    "error_summary",
 ]

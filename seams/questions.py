@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
+from .state import json_problem, text_problem
+
 #: Instructions and descriptions may be a string, an object or an array (System One §3.1).
 Text: TypeAlias = str | dict[str, Any] | list[Any]
 
@@ -26,6 +28,19 @@ class _Question(BaseModel):
     def wire(self) -> dict[str, Any]:
         """The question as it goes on the wire (no None fields)."""
         return self.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+    @model_validator(mode="after")
+    def _sendable(self) -> Any:
+        # Text that cannot be sent (a lone surrogate, nesting past MAX_DEPTH) is refused where the
+        # question is built, not deep in a tokenizer or serialiser of whichever judge asks it.
+        criteria = self.criteria  # type: ignore[attr-defined]
+        if isinstance(criteria, NoulCriteria):
+            criteria = {"true": criteria.true, "false": criteria.false}
+        for name, value in (("instructions", self.instructions), ("criteria", criteria)):  # type: ignore[attr-defined]
+            problem = json_problem(value, name)
+            if problem is not None:
+                raise ValueError(problem)
+        return self
 
 
 class NoulCriteria(BaseModel):
@@ -132,11 +147,20 @@ def parse_question(data: Any) -> Noul | Choice | Score:
     return _QUESTION.validate_python(data)
 
 
+def question_id_problem(qid: Any) -> str | None:
+    """Why `qid` cannot be a question id (not a non-empty string, or not valid Unicode), or None."""
+    if not isinstance(qid, str) or not qid:
+        return f"question ids must be non-empty strings, got {qid!r}"
+    bad = text_problem(qid)
+    return None if bad is None else f"question id {qid!r} {bad}"
+
+
 def parse_questions(data: Mapping[str, Any]) -> dict[str, Noul | Choice | Score]:
     """Validate a mapping of question id → question; ids must be non-empty strings."""
     for qid in data:
-        if not isinstance(qid, str) or not qid:
-            raise ValueError(f"question ids must be non-empty strings, got {qid!r}")
+        problem = question_id_problem(qid)
+        if problem is not None:
+            raise ValueError(problem)
     return _QUESTIONS.validate_python(dict(data))
 
 
@@ -153,4 +177,5 @@ __all__ = [
     "Text",
     "parse_question",
     "parse_questions",
+    "question_id_problem",
 ]

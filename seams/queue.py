@@ -37,8 +37,8 @@ from typing import IO, Any, Literal
 
 from .database import SQLite
 from .decision import Decision
-from .errors import InputError, QueueError, QueueFull
-from .state import canonical_json, check_state
+from .errors import InputError, QueueError, QueueFull, StorageError
+from .state import canonical_json, check_state, json_problem
 
 Status = Literal["open", "claimed", "resolved"]
 Label = bool | str | int
@@ -148,8 +148,14 @@ class ReviewQueue:
         """Close the queue's connections (it reopens them on next use)."""
         self._db.close()
 
+    def _item(self, row: sqlite3.Row) -> ReviewItem:
+        try:
+            return self._read_item(row)
+        except (ValueError, TypeError, KeyError) as e:  # a damaged row: bad JSON, a wrong type
+            raise StorageError(f"review queue {self.path}: a damaged item ({type(e).__name__}: {e})") from None
+
     @staticmethod
-    def _item(row: sqlite3.Row) -> ReviewItem:
+    def _read_item(row: sqlite3.Row) -> ReviewItem:
         return ReviewItem(
             id=row["id"],
             key=row["key"],
@@ -197,6 +203,10 @@ class ReviewQueue:
         key = key if key is not None else item_key(state, rubric)
         if not isinstance(key, str) or not key:
             raise InputError(f"an item key must be a non-empty string, got {key!r}")
+        problem = json_problem({"key": key, "rubric": rubric, "questions": list(questions or []),
+                                "meta": dict(meta or {})}, "item")
+        if problem is not None:
+            raise InputError(problem)
         decision_json = decision.to_json_line() if decision is not None else None
         meta_json = canonical_json(dict(meta or {}))
         with self._db.write() as db:
@@ -280,6 +290,12 @@ class ReviewQueue:
                 if unknown:
                     raise InputError(f"item {item_id}: labels for {unknown}, which are not its questions "
                                      f"{item.questions}")
+            # Checked before anything is written: a wrong label refused leaves the item open, so
+            # the right one can still be given.
+            for qid, value in clean.items():
+                problem = _label_problem(item, qid, value)
+                if problem is not None:
+                    raise InputError(f"item {item_id}: the label for {qid!r} {problem}")
             if (item.status == "claimed" and reviewer is not None and item.claimed_by != reviewer
                     and (item.lease_until or 0) >= now):
                 raise QueueError(f"item {item_id} is claimed by {item.claimed_by!r} until {item.lease_until}")
@@ -303,6 +319,9 @@ class ReviewQueue:
                 raise InputError(f"label for {qid!r} must be true/false, an option name or a level index, "
                                  f"got {value!r}")
             out[qid] = value
+        problem = json_problem(out, "labels")
+        if problem is not None:
+            raise InputError(problem)
         return out
 
     @staticmethod
@@ -383,6 +402,29 @@ class ReviewQueue:
 
     def __repr__(self) -> str:
         return f"ReviewQueue({str(self.path)!r}, capacity={self.capacity}, overflow={self.overflow!r})"
+
+
+def _label_problem(item: ReviewItem, qid: str, value: Label) -> str | None:
+    """Why `value` cannot be the label of question `qid` of `item`, or None.
+
+    The question's shape comes from the item's decision (its answer says whether the question is
+    a Noul, a Choice over which options, or a Score with how many levels); an item queued without
+    a decision is checked only for the label's type.
+    """
+    answers = (item.decision or {}).get("answers") or {}
+    answer = answers.get(qid) if isinstance(answers, dict) else None
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    if kind == "noul" and not isinstance(value, bool):
+        return f"must be true or false (a Noul), got {value!r}"
+    if kind == "choice":
+        options = list(answer.get("probabilities") or {})  # type: ignore[union-attr]
+        if not isinstance(value, str) or value not in options:
+            return f"must be one of the Choice's options {options}, got {value!r}"
+    if kind == "score":
+        levels = len(answer.get("legend") or answer.get("probabilities") or {})  # type: ignore[union-attr]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < levels:
+            return f"must be a level index 0–{levels - 1} (a Score of {levels} levels), got {value!r}"
+    return None
 
 
 __all__ = ["Enqueued", "ReviewItem", "ReviewQueue", "item_key"]

@@ -17,4 +17,4 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     return write_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
-from servers import mock, scripted  # noqa: F401  - loopback servers for the remote judge, cache, cassettes
+from servers import mock, raw_server, scripted  # noqa: F401  - loopback servers for the remote judge, cache, cassettes

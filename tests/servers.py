@@ -179,16 +179,98 @@ def mock() -> Iterator[JevMock]:
         yield server
 
 
-@pytest.fixture
-def scripted() -> Iterator[Callable[..., Scripted]]:
-    """Start `Scripted` servers; all are stopped when the test ends."""
-    started: list[Scripted] = []
+def _starting(make: Callable[[Any], Any]) -> Iterator[Callable[[Any], Any]]:
+    """A fixture's factory: servers made with it are all stopped when the test ends."""
+    started: list[Any] = []
 
-    def start(script: Callable[[int, Any], Reply] | list[Reply]) -> Scripted:
-        server = Scripted(script)
+    def start(arg: Any) -> Any:
+        server = make(arg)
         started.append(server)
         return server
 
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., Scripted]]:
+    """Start `Scripted` servers (a script of replies); all are stopped when the test ends."""
+    yield from _starting(Scripted)
+
+
+class Raw:
+    """A loopback socket server whose `respond(sock)` writes whatever bytes it likes after reading
+    one request: a trickled answer, an endless body, headers that never end. `gone` is set when
+    the client hung up on it, so a test can see that the client, not the server, ended it."""
+
+    def __init__(self, respond: Callable[[socket.socket], None]) -> None:
+        self.respond = respond
+        self.gone = threading.Event()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn:
+            if read_message(conn) is None:
+                return
+            try:
+                self.respond(conn)
+            except OSError:  # the client hung up: what a bounded client does
+                self.gone.set()
+
+    def stop(self) -> None:
+        self.sock.close()
+
+
+def read_message(sock: socket.socket) -> bytes | None:
+    """One HTTP message from a raw socket, head and body (by its Content-Length); None when the
+    peer closed before the whole of it came."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+def trickle(prefix: bytes, byte: bytes = b" ", every: float = 0.02) -> Callable[[socket.socket], None]:
+    """Send `prefix`, then `byte` every `every` seconds until the client hangs up."""
+
+    def respond(conn: socket.socket) -> None:
+        conn.sendall(prefix)
+        while True:
+            conn.sendall(byte)
+            time.sleep(every)
+
+    return respond
+
+
+@pytest.fixture
+def raw_server() -> Iterator[Callable[[Callable[[socket.socket], None]], Raw]]:
+    """Start `Raw` servers (a function writing the answer); all are stopped when the test ends."""
+    yield from _starting(Raw)

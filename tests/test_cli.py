@@ -110,10 +110,32 @@ def test_usage_errors_exit_2(args, needle, tiny_model_dir):
     assert needle in r.output
 
 
-def test_judge_failure_exits_1(tmp_path):
+def test_judge_failure_exits_3(tmp_path):
     # nothing listens on this port: the remote judge fails after its retries
     r = run("ask", "-q", "x?", "--state", "s", "--judge", "http://127.0.0.1:9", "--model", "mock")
-    assert r.exit_code == 1 and "judge failed" in r.output
+    assert r.exit_code == 3 and "judge failed" in r.output
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_rubric_whose_judge_fails_exits_3_not_0(rubric_file, as_json):
+    """The policy fails closed, and the command says the judge failed rather than exit 0."""
+    from servers import free_port
+
+    args = ["ask", str(rubric_file), "--state", '{"message": "x"}', "--json-state",
+            "--judge", f"http://127.0.0.1:{free_port()}"]
+    r = run(*args, *(["--json"] if as_json else []))
+    assert r.exit_code == 3, r.output
+    assert "judge failed" in r.output and "TransportError" in r.output
+
+
+def test_a_rubric_whose_judge_refuses_the_key_exits_3(rubric_file):
+    from servers import jev_mock
+
+    with jev_mock(key="right") as server:
+        r = run("ask", str(rubric_file), "--state", '{"message": "x"}', "--json-state",
+                "--judge", server.url, "--api-key", "wrong")
+    assert r.exit_code == 3, r.output
+    assert "AuthenticationError: HTTP 401" in r.output
 
 
 def test_rubric_check(rubric_file, tmp_path):
@@ -143,3 +165,21 @@ def test_the_readme_quick_start_keeps_a_passage_that_answers_the_query():
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     assert d["outcome"] == "keep" and d["kind"] == "act" and d["rule"] == "evidence"
+
+
+OPTIONS10 = ["billing", "technical", "sales", "red", "green", "blue", "angry", "calm", "team", "ticket"]
+
+
+def test_ask_states_the_cost_of_a_long_state_before_it_starts(tiny_model_dir):
+    long_state = "the customer wrote about billing and the invoice " * 40
+    r = run("ask", "-q", "Is this about billing?", "--state", long_state, "--options", ",".join(OPTIONS10),
+            "--model-dir", str(tiny_model_dir), "--json")
+    assert r.exit_code == 0, r.output
+    windows = json.loads(r.stdout)["windows"]
+    assert windows > 1
+    assert f"judged in {windows} window(s); {10 * windows} model runs" in r.stderr
+
+
+def test_ask_says_nothing_extra_for_a_short_state(tiny_model_dir):
+    r = run("ask", "-q", "Is this about billing?", "--state", "billing", "--model-dir", str(tiny_model_dir))
+    assert r.exit_code == 0 and "model runs" not in r.output

@@ -432,3 +432,50 @@ def test_a_busy_judge_does_not_block_the_server() -> None:
         judge.gate.set()
         slow.join(30)
     assert result["r"].status_code == 200
+
+
+# ---------------------------------------------------------------------------- input no judge can read
+
+
+def _raw_json(payload: Any) -> bytes:
+    """JSON with `\\ud800`-style escapes, as a client may send it (httpx's own `json=` cannot encode
+    a lone surrogate)."""
+    return json.dumps(payload, ensure_ascii=True).encode()
+
+
+def _deep(n: int) -> Any:
+    return json.loads("[" * n + "]" * n)
+
+
+@pytest.mark.parametrize(
+    ("payload", "loc"),
+    [
+        (body(state="billing \ud800"), ["body", "state"]),
+        (body(state={"k\udfff": "v"}), ["body", "state"]),
+        (body({"q": {"type": "noul", "instructions": "is it \ud800"}}), ["body", "questions"]),
+        (body({"q": {"type": "choice", "criteria": ["a\ud800", "b"]}}), ["body", "questions"]),
+        (body({"q": {"type": "score", "criteria": ["a", "b\ud800"]}}), ["body", "questions"]),
+        (body({"q\ud800": NOUL}), ["body", "questions"]),
+        (body(state=_deep(200)), ["body", "state"]),
+        (body({"q": {"type": "noul", "instructions": _deep(200)}}), ["body", "questions"]),
+    ],
+    ids=["state", "state-key", "instruction", "option", "level", "question-id", "deep-state", "deep-instruction"],
+)
+def test_lone_surrogates_and_deep_nesting_are_422_naming_the_limit(client: httpx.Client, payload: dict,
+                                                                   loc: list) -> None:
+    resp = client.post("/v1/systemone", content=_raw_json(payload), headers={"Content-Type": "application/json"})
+    detail = assert_validation(resp, loc)
+    assert any("surrogate" in d["msg"] or "levels deep" in d["msg"] for d in detail), detail
+
+
+def test_json_nested_past_the_parsers_limit_is_a_422(client: httpx.Client) -> None:
+    raw = b'{"state":' + b"[" * 5_000 + b"]" * 5_000 + b', "questions": {"q": {"type": "noul"}}}'
+    assert_validation(client.post("/v1/systemone", content=raw), ["body"], "nested too deeply")
+
+
+def test_a_500_body_never_names_the_exception() -> None:
+    for exc in (RuntimeError("secret internals at /srv/x.py"), ModelError("/models/x.onnx: onnxruntime failed: Fail")):
+        with serving(create_app(_Failing(exc))) as base:
+            resp = httpx.post(f"{base}/v1/systemone", json=body())
+        assert resp.status_code == 500
+        assert "RuntimeError" not in resp.text and "secret" not in resp.text and "onnx" not in resp.text

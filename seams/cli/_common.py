@@ -20,6 +20,9 @@ console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: The judge failed (unreachable, a refused key, a broken answer): never "ok", and not a "no"
+#: either, so scripts can tell a judge that could not answer from a decision that was negative.
+EXIT_JUDGE = 3
 
 
 def make_judge(judge: str, *, model: str | None = None, api_key: str | None = None,
@@ -69,8 +72,8 @@ def read_state(text: str | None, file: Path | None, as_json: bool) -> Any:
 
 
 @contextmanager
-def errors_to_exit(judge_exit: int = EXIT_FAILED) -> Iterator[None]:
-    """Map seams errors to a message on stderr and an exit code (2 input, 1 judge failure)."""
+def errors_to_exit(judge_exit: int = EXIT_JUDGE) -> Iterator[None]:
+    """Map seams errors to a message on stderr and an exit code (2 input, 3 judge failure)."""
     try:
         yield
     except InputError as exc:
@@ -94,6 +97,7 @@ def fmt_p(p: float | None) -> str:
 
 __all__ = [
     "EXIT_FAILED",
+    "EXIT_JUDGE",
     "EXIT_OK",
     "EXIT_USAGE",
     "console",

@@ -13,7 +13,18 @@ from ..decision import Decision
 from ..errors import InputError
 from ..questions import Choice, Noul, Score
 from . import app
-from ._common import EXIT_FAILED, console, errors_to_exit, escape, fmt_p, make_judge, print_json, read_state
+from ._common import (
+    EXIT_FAILED,
+    EXIT_JUDGE,
+    console,
+    err_console,
+    errors_to_exit,
+    escape,
+    fmt_p,
+    make_judge,
+    print_json,
+    read_state,
+)
 
 
 def _load_rubric(ref: str):
@@ -61,6 +72,8 @@ def ask(
         j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)
         if rubric is not None:
             r = _load_rubric(rubric)
+            r.check_state(the_state)
+            _announce(j, the_state, r.questions)
             decision = r.decide(the_state, judge=j, keep_state=keep_state)
             if as_json:
                 data = decision.model_dump(mode="json")
@@ -69,15 +82,37 @@ def ask(
                 print_json(data)
             else:
                 _print_decision(decision)
+            if decision.zone == "error":  # the policy failed closed because the judge failed
+                err_console.print(f"[red]judge failed:[/red] {escape(decision.error or '')}", highlight=False)
+                raise typer.Exit(EXIT_JUDGE)
             if exit_code and decision.kind != "act":
                 raise typer.Exit(EXIT_FAILED)
             return
         q = _inline_question(question or "", options, levels)
+        _announce(j, the_state, {"q": q})
         answers = j.ask(the_state, {"q": q})
         if as_json:
             print_json(answers.model_dump(mode="json"))
         else:
             _print_answers(answers)
+
+
+#: Model runs past which `seams ask` says, before starting, how much work a state will take.
+ANNOUNCE_RUNS = 64
+
+
+def _announce(judge: object, state: object, questions: dict) -> None:
+    """One line on stderr before long local work: a long state is many windows, each a model run
+    per hypothesis, and minutes of silence read as a hang."""
+    from ..judges.local import LocalJudge
+
+    if not isinstance(judge, LocalJudge):
+        return
+    windows, runs = judge.cost(state, questions)
+    if runs > ANNOUNCE_RUNS:
+        err_console.print(f"seams ask: the state is judged in {windows} window(s); {runs:,} model runs "
+                          f"({len(questions)} question(s)) on the local model — this can take a while",
+                          highlight=False)
 
 
 def _answer_cells(a: NoulAnswer | ChoiceAnswer | ScoreAnswer) -> tuple[str, str, str]:

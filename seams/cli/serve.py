@@ -33,6 +33,9 @@ def serve(
     upstream_key: Annotated[str | None, typer.Option(show_default=False, help="Bearer key for an upstream --judge URL (default: $TYPESAFE_API_KEY).")] = None,
     alias: Annotated[list[str] | None, typer.Option(help="Another model name to answer to, beside jev-latest and the model's id (repeatable).")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")] = "warning",
+    max_pairs: Annotated[int, typer.Option(min=0, help="Most model runs (hypotheses × windows) one request may cost; more gets 422. 0: no limit.")] = 512,
+    request_timeout: Annotated[float, typer.Option(min=0, help="Seconds a request may compute before its work is stopped (504). 0: no limit.")] = 30.0,
+    body_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a request body may take to arrive; slower ones get 408.")] = 10.0,
 ) -> None:
     """Serve System One (POST /v1/systemone, GET /v1/models) over the local model or another judge."""
     try:
@@ -50,7 +53,8 @@ def serve(
         if api_key and not api_key.strip():
             raise InputError("the API key is blank; unset SEAMS_API_KEY to serve without a key")
         the_judge = make_judge(judge, api_key=upstream_key, model_dir=model_dir, threads=threads)
-    asgi = create_app(the_judge, api_key=api_key or None, max_body_bytes=max_body_bytes, model_names=alias or ())
+    asgi = create_app(the_judge, api_key=api_key or None, max_body_bytes=max_body_bytes, model_names=alias or (),
+                      max_pairs=max_pairs or None, request_timeout=request_timeout or None, body_timeout=body_timeout)
 
     try:
         sock = _bind(host, port)

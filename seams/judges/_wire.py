@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import QuestionError, StateError, validation_problems
-from ..questions import Choice, Noul, Score, parse_question
+from ..questions import Choice, Noul, Score, parse_question, question_id_problem
 from ..state import check_state
 
 #: Characters per token assumed when estimating a request's size. Four characters a token is
@@ -86,8 +86,9 @@ def prepare_questions(questions: Mapping[str, Any]) -> dict[str, WireQuestion]:
         raise QuestionError("at least one question is required")
     out: dict[str, WireQuestion] = {}
     for qid, q in questions.items():
-        if not isinstance(qid, str) or not qid:
-            raise QuestionError(f"question ids must be non-empty strings, got {qid!r}")
+        problem = question_id_problem(qid)
+        if problem is not None:
+            raise QuestionError(problem)
         if not isinstance(q, (Noul, Choice, Score)):
             if not isinstance(q, Mapping):
                 raise QuestionError(f"question {qid!r} is a {type(q).__name__}, not a Noul, Choice or Score")

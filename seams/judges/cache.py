@@ -29,7 +29,7 @@ from typing import Any, Self
 
 from ..answers import Answers, Usage, parse_answer
 from ..database import SQLite
-from ..errors import ProtocolError
+from ..errors import CacheError, ProtocolError
 from ..state import canonical_json
 from ._wire import encode_state, prepare_questions
 from .base import Judge, answer_identity, ask_each
@@ -92,7 +92,9 @@ class CachedJudge(Judge):
         self._judge = judge
         self._path = Path(path)
         self._ttl = ttl
-        self._db = SQLite(self._path, schema=_SCHEMA, what="answer cache", busy_timeout_s=busy_timeout)
+        # A damaged file is a CacheError, a JudgeError: `decide` fails closed through `on_error`.
+        self._db = SQLite(self._path, schema=_SCHEMA, what="answer cache", busy_timeout_s=busy_timeout,
+                          damaged=CacheError)
 
     @property
     def model_id(self) -> str:
@@ -171,11 +173,11 @@ class CachedJudge(Judge):
         windows = 1
         for qid, q in qs.items():
             row = found.get(keys[qid])
-            if row is None:
-                continue
+            if row is None or not isinstance(row[0], str) or type(row[2]) is not int:
+                continue  # a missing or damaged entry is asked again and overwritten
             try:
                 hits[qid] = parse_answer(q, json.loads(row[1]), f"cached answer {qid!r}")
-            except (ProtocolError, ValueError):
+            except (ProtocolError, ValueError, TypeError):
                 continue  # a damaged entry is asked again and overwritten
             served.add(row[0])
             windows = max(windows, row[2])

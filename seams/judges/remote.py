@@ -28,6 +28,7 @@ import gzip
 import json
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -53,6 +54,7 @@ from ..errors import (
     TransportError,
 )
 from ..settings import API_KEY_ENV, settings
+from ._bounded import MAX_RESPONSE_BYTES, aread_bounded, read_bounded, within
 from ._retry import RETRY_STATUSES, Attempts, RetryPolicy, retry_after_seconds
 from ._wire import WireQuestion, encode_body, encode_model, encode_state, prepare_questions, split_questions
 from .base import Judge
@@ -81,17 +83,30 @@ def _reject_constant(name: str) -> NoReturn:
     )
 
 
-_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all distinct: a repeated key is read one way by one parser and
+    another way by the next, so an answer under it cannot be trusted."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        repeated = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+        raise ProtocolError(f"response body repeats the key(s) {repeated} in one object; JSON keys must be unique")
+    return out
+
+
+_loads = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys).decode
 
 
 def _decode_json(content: bytes, what: str) -> Any:
+    """Parse a body strictly. Messages never quote it: an upstream that echoes the request would
+    put the caller's state into every log line that records the error."""
     try:
         return _loads(content.decode("utf-8"))
     except UnicodeDecodeError as e:
-        raise ProtocolError(f"{what} is not UTF-8: {e}") from None
+        raise ProtocolError(f"{what} is not UTF-8 (invalid byte at {e.start} of {len(content)})") from None
     except json.JSONDecodeError as e:
-        excerpt = content[:80].decode("utf-8", "replace")
-        raise ProtocolError(f"{what} is not JSON ({e.msg} at {e.pos}); it starts {excerpt!r}") from None
+        raise ProtocolError(f"{what} is not JSON ({e.msg} at {e.pos} of {len(content)} bytes)") from None
+    except RecursionError:
+        raise ProtocolError(f"{what} is nested too deeply to be a System One response") from None
 
 
 def _is_count(value: Any) -> bool:
@@ -176,7 +191,7 @@ def status_error(response: httpx.Response) -> APIStatusError | JudgeTimeout:
         "request_id": response.headers.get(REQUEST_ID_HEADER),
     }
     if status == 408:
-        return JudgeTimeout(f"HTTP 408: {message}")
+        return JudgeTimeout(f"HTTP 408: {reason}")
     if status in (401, 403):
         return AuthenticationError(f"{message} (check the API key)", **kw)
     if status == 404:
@@ -342,6 +357,13 @@ class RemoteJudge(Judge):
         ``"zstd"`` or ``"gzip"`` to compress request bodies of 1 KiB and more (long states), as
         the official SDK does with zstd; off by default, because not every System One server
         decodes compressed bodies (TypeSafe and `seams serve` do; `jevcompat mock` does not).
+    max_response_bytes
+        The largest response body read, before and after decoding (4 MiB); a larger one is a
+        `ProtocolError`, read no further. An answer is a few KB.
+
+    `timeout` and the retry budget hold against a server that trickles its answer: each attempt
+    has one deadline for its whole exchange (async: exact; sync: checked as each chunk arrives),
+    not a read timeout that restarts with every byte.
     """
 
     def __init__(
@@ -359,6 +381,7 @@ class RemoteJudge(Judge):
         async_transport: httpx.AsyncBaseTransport | None = None,
         headers: Mapping[str, str] | None = None,
         compression: Literal["zstd", "gzip"] | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         **removed: Any,
     ) -> None:
         _refuse_removed(removed)
@@ -390,6 +413,9 @@ class RemoteJudge(Judge):
         if async_transport is not None and async_http_client is not None:
             raise ConfigError("give async_transport= or async_http_client=, not both: give your client its transport")
         self._policy = retry if retry is not None else RetryPolicy()
+        if not (isinstance(max_response_bytes, int) and max_response_bytes >= 1):
+            raise ConfigError(f"max_response_bytes must be a positive integer, got {max_response_bytes!r}")
+        self._max_response_bytes = max_response_bytes
         self._timeout = float(timeout)
         self._max_concurrency = max_concurrency
         self._model_json = encode_model(self._model)
@@ -509,10 +535,12 @@ class RemoteJudge(Judge):
         self, method: str, url: httpx.URL, body: bytes | None, timeout: float, encoding: str | None
     ) -> httpx.Response:
         """One HTTP exchange through the client's public `send` (its transport, proxies, auth and
-        event hooks apply, whoever made the client), body read and connection released."""
+        event hooks apply, whoever made the client), the body read within the attempt's time and
+        `max_response_bytes`, and the connection released."""
+        deadline = time.monotonic() + timeout
         request = self._client.build_request(method, url, content=body, headers=self._headers[encoding],
                                              timeout=timeout)
-        return self._client.send(request)
+        return read_bounded(self._client.send(request, stream=True), request, deadline, self._max_response_bytes)
 
     def close(self) -> None:
         """Close the HTTP client this judge created (a client you passed in stays open)."""
@@ -608,7 +636,12 @@ class RemoteJudge(Judge):
     ) -> httpx.Response:
         """Async mirror of `_request`."""
         request = client.build_request(method, url, content=body, headers=self._headers[encoding], timeout=timeout)
-        return await client.send(request)
+
+        async def exchange() -> httpx.Response:
+            return await aread_bounded(await client.send(request, stream=True), request, self._max_response_bytes)
+
+        # One deadline for the whole exchange: headers, body and decoding, however they trickle.
+        return await within(timeout, request, exchange())
 
     async def aclose(self) -> None:
         """Close both HTTP clients this judge created."""

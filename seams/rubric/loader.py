@@ -12,14 +12,27 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    CollectionEndEvent,
+    CollectionStartEvent,
+    ScalarEvent,
+)
 
 from ..errors import RubricError, validation_problems
+from ..state import MAX_DEPTH, json_problem
+
+#: The most nodes a rubric may hold once its YAML aliases are expanded. The largest built-in
+#: rubric has a few hundred; an "alias bomb" of a few KB expands into billions, so the count is
+#: checked on the parser's events, before any tree is built.
+MAX_YAML_NODES = 100_000
 
 
 def parse_yaml(text: str, path: str | None) -> CommentedMap:
     """The round-trip document (keeps positions and comments for write-back)."""
     yaml = YAML(typ="rt")
     try:
+        _check_expansion(yaml, text, path)
         doc = yaml.load(text)
     except DuplicateKeyError as exc:
         mark = exc.problem_mark
@@ -36,12 +49,61 @@ def parse_yaml(text: str, path: str | None) -> CommentedMap:
         col = mark.column + 1 if mark is not None else None
         problem = exc.problem or exc.context or "invalid YAML"
         raise RubricError(f"malformed YAML: {problem}", path=path, line=line, column=col) from None
+    except RubricError:
+        raise
     except Exception as exc:  # noqa: BLE001 -- ruamel raises a few unmarked errors (e.g. bad encodings)
         raise RubricError(f"malformed YAML: {exc}", path=path) from None
     if not isinstance(doc, CommentedMap):
         got = "an empty file" if doc is None else ("a list" if isinstance(doc, list) else f"a {type(doc).__name__}")
         raise RubricError(f"a rubric is a YAML mapping, got {got}", path=path, line=1, column=1)
     return doc
+
+
+def _check_expansion(yaml: YAML, text: str, path: str | None) -> None:
+    """Refuse a document that would expand past `MAX_YAML_NODES` nodes or nest past `MAX_DEPTH`.
+
+    Counted on the event stream: each alias adds the size of the node its anchor names, so a
+    nested alias bomb is caught after reading a few KB, never by building what it spells.
+    """
+    sizes: dict[str, int] = {}
+    open_: list[tuple[str | None, int]] = []
+    total = 0
+    for event in yaml.parse(text):
+        if isinstance(event, ScalarEvent):
+            total += 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+        elif isinstance(event, CollectionStartEvent):
+            open_.append((event.anchor, total))
+            total += 1
+            if len(open_) > MAX_DEPTH:
+                _refuse(f"the document is nested more than {MAX_DEPTH} levels deep; a rubric may nest "
+                        f"at most {MAX_DEPTH} (seams.state.MAX_DEPTH)", event, path)
+        elif isinstance(event, CollectionEndEvent):
+            anchor, start = open_.pop()
+            if anchor:
+                sizes[anchor] = total - start
+        elif isinstance(event, AliasEvent):
+            total += sizes.get(event.anchor, 1)
+        if total > MAX_YAML_NODES:
+            _refuse(f"the document expands to more than {MAX_YAML_NODES:,} nodes once its aliases are "
+                    f"resolved; a rubric may hold at most {MAX_YAML_NODES:,} (an alias bomb?)", event, path)
+
+
+def _refuse(message: str, event: Any, path: str | None) -> None:
+    mark = event.start_mark
+    raise RubricError(message, path=path, line=mark.line + 1 if mark else None,
+                      column=mark.column + 1 if mark else None)
+
+
+def check_sendable(data: dict[str, Any], doc: CommentedMap | None, path: str | None) -> None:
+    """Refuse text no judge could be sent or audit log written (a lone surrogate in `version`, a
+    key or a description), naming the top-level field and its line."""
+    for key, value in data.items():
+        problem = json_problem(value, str(key), types=False)
+        if problem is not None:
+            line, col = position(doc, [key]) if doc is not None else (None, None)
+            raise RubricError(problem, path=path, line=line, column=col, field=str(key))
 
 
 def plain(node: Any) -> Any:
@@ -118,4 +180,4 @@ def read_text(path: str | Path) -> str:
         raise RubricError(f"cannot read rubric: {exc}", path=str(p)) from None
 
 
-__all__ = ["located_error", "parse_yaml", "plain", "position", "read_text"]
+__all__ = ["MAX_YAML_NODES", "check_sendable", "located_error", "parse_yaml", "plain", "position", "read_text"]

@@ -14,7 +14,15 @@ from pydantic import ValidationError
 
 from ..answers import Answer, Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ..decision import Decision
-from ..errors import CalibrationWarning, InputError, JudgeError, RubricError, StateError, validation_problems
+from ..errors import (
+    CalibrationWarning,
+    InputError,
+    JudgeError,
+    RubricError,
+    StateError,
+    error_summary,
+    validation_problems,
+)
 from ..judges.aliases import warn_if_moving_alias
 from ..judges.base import Answered, Questions, aanswer_each, answer_each
 from ..policy import RAISE, Policy, Verdict, evaluate
@@ -22,7 +30,7 @@ from ..questions import Choice, Noul, Score
 from ..state import backtick_refs, canonical_json, check_state
 from .alone import AskedAlone
 from .calibration import CalibrationBlock
-from .loader import located_error, parse_yaml, plain, position, read_text
+from .loader import check_sendable, located_error, parse_yaml, plain, position, read_text
 from .schema import RubricSpec
 
 if TYPE_CHECKING:
@@ -66,8 +74,10 @@ class Rubric:
     @classmethod
     def loads(cls, text: str, *, path: str | None = None) -> Rubric:
         doc = parse_yaml(text, path)
+        data = plain(doc)
+        check_sendable(data, doc, path)
         try:
-            spec = RubricSpec.model_validate(plain(doc))
+            spec = RubricSpec.model_validate(data)
         except ValidationError as exc:
             raise located_error(exc, doc, path) from None
         _check_semantics(spec, doc, path)
@@ -75,6 +85,7 @@ class Rubric:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rubric:
+        check_sendable(dict(data), None, None)
         try:
             spec = RubricSpec.model_validate(dict(data))
         except ValidationError as exc:
@@ -411,7 +422,7 @@ class Rubric:
             rubric_hash=self.hash,
             model=judge.model_id,
             latency_ms=0.0 if latency_ms is None else latency_ms,
-            error=f"{type(exc).__name__}: {exc}",
+            error=error_summary(exc),
             state=state if keep_state else None,
         )
 

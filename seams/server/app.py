@@ -11,6 +11,9 @@ What a client of the protocol (the official SDK, jevcompat, seams' own remote ju
   models the library uses (one set of limits); an unknown model is a 404, a body over the size
   limit a 413, a wrong or missing key a 401, each with `{"detail": {"error_type", "message"}}`.
   A 5xx means the judge itself failed (a model error, an upstream outage behind a remote judge).
+* The work of one request is bounded: its model runs (`max_pairs`, a 422 beyond it), its time
+  (`request_timeout`, a 504) and its client (work stops when the client disconnects); its body
+  must arrive within `body_timeout` (a 408 otherwise).
 * Request bodies may be compressed with `Content-Encoding: zstd` (the official SDK sends bodies
   of 1 KiB and more that way) or gzip/deflate; the size limit holds for the decoded body too, so
   a small compressed body cannot expand into an unbounded one.
@@ -21,22 +24,21 @@ extra.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
-import io
 import json
 import logging
-import zlib
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from datetime import date
 from typing import Any
 
-import zstandard
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .._content import BadEncoding, TooLarge, decode_bounded
 from ..answers import Answers
 from ..errors import (
     APIStatusError,
@@ -49,7 +51,9 @@ from ..errors import (
     StateError,
 )
 from ..judges.base import Judge
-from ..questions import Question
+from ..limits import work_limits
+from ..questions import Question, question_id_problem
+from ..state import MAX_DEPTH, json_problem
 
 log = logging.getLogger("seams.server")
 
@@ -58,6 +62,14 @@ JEV_LATEST = "jev-latest"
 #: Bodies larger than this (compressed or decoded) get 413. System One's budget is about 64k
 #: tokens per request; 4 MiB leaves room for 255 described options and structured states.
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+#: The most model runs (hypotheses × windows) one request may cost; more is a 422 naming it.
+#: A 255-option Choice on a one-window state is 255; on a 1k-token state, about 765.
+DEFAULT_MAX_PAIRS = 512
+#: Seconds a request may compute before the work is stopped and a 504 answered.
+DEFAULT_REQUEST_TIMEOUT = 30.0
+#: Seconds the whole request body may take to arrive; a slower one (or a Content-Length longer
+#: than the body sent) is answered 408 rather than holding a connection and a task.
+DEFAULT_BODY_TIMEOUT = 10.0
 _ANSWER_FIELDS = {
     "noul": {"type", "noul"},
     "choice": {"type", "choice", "probabilities", "confidence"},
@@ -79,8 +91,10 @@ class SystemOneRequest(BaseModel):
     def _some_questions(cls, value: dict[str, Any]) -> dict[str, Any]:
         if not value:
             raise ValueError("at least one question is required")
-        if any(not qid for qid in value):
-            raise ValueError("question ids must be non-empty strings")
+        for qid in value:
+            problem = question_id_problem(qid)
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
 
@@ -110,6 +124,9 @@ def create_app(
     api_key: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     model_names: Sequence[str] = (),
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> FastAPI:
     """A FastAPI app serving System One over `judge`.
 
@@ -124,9 +141,19 @@ def create_app(
         The largest request body accepted, before and after decompression.
     model_names:
         Extra names the server answers to, beside `jev-latest` and the judge's own model id.
+    max_pairs:
+        The most model runs one request may cost (a local judge counts hypotheses × windows
+        before running any); more is a 422 naming the limit. None for no limit.
+    request_timeout:
+        Seconds a request may compute; then its work is stopped and a 504 answered. Work also
+        stops when the client disconnects. None for no limit.
+    body_timeout:
+        Seconds the request body may take to arrive; a slower one gets 408.
     """
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be positive")
+    if not body_timeout > 0:
+        raise ValueError("body_timeout must be positive")
     if api_key is not None and not api_key.strip():
         raise ValueError("api_key is empty; pass None to serve without a key")
     names = list(dict.fromkeys([judge.model_id, JEV_LATEST, *model_names]))
@@ -162,7 +189,7 @@ def create_app(
         if request.headers.get("content-type", "").lower().startswith("multipart/"):
             raise _Problem(415, "unsupported_media_type",
                            "this server takes JSON bodies; assets (images) are not supported by its judge")
-        raw = await _read_body(request, max_body_bytes)
+        raw = await _read_body(request, max_body_bytes, body_timeout)
         body = _decode(raw, request.headers.get("content-encoding"), max_body_bytes)
         parsed = _validate(body)
         if parsed.model is not None and parsed.model not in names:
@@ -171,7 +198,8 @@ def create_app(
                 f"model {parsed.model!r} is not served here; available: {', '.join(names)}",
             )
         try:
-            answers = await judge.aask(parsed.state, parsed.questions)
+            answers = await _bounded(request, judge.aask(parsed.state, parsed.questions),
+                                     max_pairs=max_pairs, timeout=request_timeout)
         except InputError as exc:
             raise _Invalid([_input_error_item(exc)]) from None
         return JSONResponse(_response(answers))
@@ -179,19 +207,59 @@ def create_app(
     return app
 
 
+async def _bounded(request: Request, work: Coroutine[Any, Any, Answers], *, max_pairs: int | None,
+                   timeout: float | None) -> Answers:
+    """Run a judge call under the request's limits, stopping it at the deadline or when the
+    client goes away (a judge in a worker thread sees `cancel` at its next batch)."""
+    with work_limits(max_pairs=max_pairs, timeout=timeout) as limits:
+        task = asyncio.ensure_future(work)  # the task copies the context, limits included
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        done, _ = await asyncio.wait({task, gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # the server itself is cancelling this request (shutting down)
+        limits.cancel("the server stopped the request")
+        task.cancel()
+        raise
+    finally:
+        gone.cancel()
+    if task in done:
+        return task.result()
+    why = "the client disconnected" if gone in done else f"the request ran past the server's timeout of {timeout:g}s"
+    limits.cancel(why)
+    task.cancel()
+    task.add_done_callback(_drain)
+    raise JudgeTimeout(f"the judge did not answer in time: {why}")
+
+
+async def _disconnected(request: Request) -> None:
+    """Return when the client hangs up (the body is read by now, so only that message is left)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def _drain(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved, so an abandoned failure is not logged as never retrieved
+
+
 # ---------------------------------------------------------------------- request reading
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def _read_body(request: Request, limit: int, timeout: float) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(int(declared), limit)
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(size, limit, at_least=True)
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(size, limit, at_least=True)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise _Problem(408, "request_timeout", f"the request body did not arrive within {timeout:g}s "
+                       f"({size} bytes came); send the whole body at once") from None
     return b"".join(chunks)
 
 
@@ -203,38 +271,14 @@ def _too_large(size: int, limit: int, *, at_least: bool = False, decoded: bool =
 
 def _decode(raw: bytes, encoding: str | None, limit: int) -> bytes:
     """Undo `Content-Encoding`, never producing more than `limit` bytes."""
-    enc = (encoding or "identity").strip().lower()
-    if enc == "identity":
-        return raw
-    if enc == "zstd":
-        try:
-            reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw), read_across_frames=True)
-            out = _bounded_read(reader.read, limit)
-        except zstandard.ZstdError as exc:
-            raise _Problem(400, "invalid_request_error", f"the body is not valid zstd: {exc}") from None
-        return out
-    if enc in ("gzip", "x-gzip", "deflate"):
-        wbits = 16 + zlib.MAX_WBITS if enc != "deflate" else zlib.MAX_WBITS
-        try:
-            d = zlib.decompressobj(wbits)
-            out = d.decompress(raw, limit + 1)
-            if len(out) > limit or d.unconsumed_tail:
-                raise _too_large(0, limit, at_least=True, decoded=True)
-            return out
-        except zlib.error as exc:
-            raise _Problem(400, "invalid_request_error", f"the body is not valid {enc}: {exc}") from None
-    raise _Problem(415, "unsupported_media_type", f"Content-Encoding {encoding!r} is not supported; use zstd, gzip or none")
-
-
-def _bounded_read(read: Any, limit: int) -> bytes:
-    buf = bytearray()
-    while True:
-        chunk = read(min(65536, limit + 1 - len(buf)))
-        if not chunk:
-            return bytes(buf)
-        buf += chunk
-        if len(buf) > limit:
-            raise _too_large(0, limit, at_least=True, decoded=True)
+    try:
+        return decode_bounded(raw, encoding, limit)
+    except TooLarge:
+        raise _too_large(0, limit, at_least=True, decoded=True) from None
+    except BadEncoding as exc:
+        if exc.unsupported:
+            raise _Problem(415, "unsupported_media_type", str(exc)) from None
+        raise _Problem(400, "invalid_request_error", str(exc)) from None
 
 
 def _reject_constant(name: str) -> Any:
@@ -250,8 +294,15 @@ def _validate(body: bytes) -> SystemOneRequest:
         raise _Invalid([_item([exc.pos], f"JSON decode error: {exc.msg}", "json_invalid")]) from None
     except ValueError as exc:  # NaN / Infinity
         raise _Invalid([_item([], str(exc), "json_invalid")]) from None
+    except RecursionError:
+        raise _Invalid([_item([], f"the body is nested too deeply; a state or question may nest at most "
+                                  f"{MAX_DEPTH} levels (seams.state.MAX_DEPTH)", "json_invalid")]) from None
     if not isinstance(data, dict):
         raise _Invalid([_item([], f"the body must be a JSON object, got {type(data).__name__}", "model_attributes_type")])
+    for part in ("state", "questions"):  # a lone surrogate or deep nesting, refused before any model reads it
+        problem = json_problem(data.get(part), part)
+        if problem is not None:
+            raise _Invalid([_item([part], problem, "value_error")])
     try:
         return SystemOneRequest.model_validate(data)
     except ValidationError as exc:
@@ -292,8 +343,17 @@ def _model_card(judge: Judge) -> dict[str, str]:
     return {"description": str(description), "release_date": str(released)}
 
 
+class _ErrorResponse(JSONResponse):
+    """An error body that always encodes: messages may quote input, and input may hold a lone
+    surrogate, which `JSONResponse`'s UTF-8 rendering cannot encode (that would be a 500)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
 def _error(status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"detail": {"error_type": error_type, "message": message}}, status_code=status, headers=headers)
+    return _ErrorResponse({"detail": {"error_type": error_type, "message": message}}, status_code=status,
+                          headers=headers)
 
 
 def _install_handlers(app: FastAPI) -> None:
@@ -303,13 +363,13 @@ def _install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(_Invalid)
     async def _invalid(_: Request, exc: _Invalid) -> JSONResponse:
-        return JSONResponse({"detail": exc.errors}, status_code=422)
+        return _ErrorResponse({"detail": exc.errors}, status_code=422)
 
     @app.exception_handler(RequestValidationError)
     async def _fastapi_invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         items = [{"loc": list(e.get("loc", ["body"])), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
                  for e in exc.errors()]
-        return JSONResponse({"detail": items}, status_code=422)
+        return _ErrorResponse({"detail": items}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -327,14 +387,23 @@ def _install_handlers(app: FastAPI) -> None:
             return _error(504, "timeout_error", str(exc))
         if isinstance(exc, APIStatusError):
             return _error(502, "upstream_error", str(exc))
-        if isinstance(exc, ModelError):
-            return _error(500, "model_error", str(exc))
+        if isinstance(exc, ModelError):  # its message names files and onnxruntime's words: log only
+            return _error(500, "model_error", "the model failed while answering; the server log has the details")
         return _error(502, "judge_error", str(exc))
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        # The body never names the exception: that is the server's business, and its log's.
         log.exception("unexpected error while answering a request")
-        return _error(500, "internal_error", f"{type(exc).__name__}: {exc}")
+        return _error(500, "internal_error", "the server failed while answering; its log has the details")
 
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "JEV_LATEST", "SystemOneRequest", "create_app"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_PAIRS",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "JEV_LATEST",
+    "SystemOneRequest",
+    "create_app",
+]

@@ -32,7 +32,8 @@ from tokenizers import Encoding, Tokenizer
 
 from ...answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer, Usage
 from ...errors import ConfigError, ModelError, QuestionError, StateError, validation_problems
-from ...questions import Choice, Noul, Score, parse_questions
+from ...limits import WorkLimits, current_limits
+from ...questions import Choice, Noul, Score, parse_questions, question_id_problem
 from ...settings import settings
 from ...state import check_state
 from ..base import SyncJudge
@@ -167,6 +168,12 @@ class LocalJudge(SyncJudge):
     def __repr__(self) -> str:
         return f"LocalJudge({str(self._dir.path)!r}, model_id={self.model_id!r})"
 
+    def cost(self, state: Any, questions: Mapping[str, Any]) -> tuple[int, int]:
+        """(windows, model runs) that asking `questions` about `state` would take, planned
+        without running the model, so a long job can be announced before it starts."""
+        plan = self._plan([check_state(state)], _coerce_questions(questions))
+        return max(plan.windows.values(), default=1), len(plan.pairs)
+
     # ------------------------------------------------------------------ the Judge protocol
 
     def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
@@ -195,13 +202,14 @@ class LocalJudge(SyncJudge):
         # over thousands of states holds one pass of token arrays in memory, not all of them.
         passes: list[tuple[_Plan, np.ndarray]] = []
         plan = _Plan()
+        limits = current_limits()
         for i, state in enumerate(checked):
             where = "the state" if len(checked) == 1 else f"states[{i}]"
-            self._plan_state(plan, i, state, hyp, where)
+            self._plan_state(plan, i, state, hyp, where, limits)
             if len(plan.pairs) >= self.max_pairs_per_pass or i == len(checked) - 1:
-                passes.append((plan, self._run(plan.pairs)))
+                passes.append((plan, self._run(plan.pairs, limits)))
                 plan.pairs = []  # the lengths stay for usage; the token arrays can go
-                plan = _Plan()
+                plan = _Plan(runs=plan.runs)
         latency = (time.perf_counter() - t0) * 1000
         out = []
         for done, logits in passes:
@@ -237,14 +245,21 @@ class LocalJudge(SyncJudge):
             out[qid] = _Hypotheses(question, texts, encs, size)
         return out
 
-    def _plan_state(self, plan: _Plan, i: int, state: Any, hyp: dict[str, _Hypotheses], where: str) -> None:
+    def _plan_state(
+        self, plan: _Plan, i: int, state: Any, hyp: dict[str, _Hypotheses], where: str,
+        limits: WorkLimits | None = None,
+    ) -> None:
         """Add every (hypothesis, window) pair of state `i` to `plan`.
 
         Each question reads its `focus` of the state (the whole state unless it names two or more
-        of its fields); questions with the same view share its text, tokens and windows.
+        of its fields); questions with the same view share its text, tokens and windows. With
+        `limits`, the call's runs (hypotheses × windows, counted before any pair is built) are
+        checked against `max_pairs`, and the deadline before each question.
         """
         views: dict[tuple[str, ...] | None, _View] = {}
         for qid, h in hyp.items():
+            if limits is not None:
+                limits.check()
             seen = focus(h.question, state)
             vkey = None if seen is state else tuple(seen)
             view = views.get(vkey)
@@ -265,6 +280,9 @@ class LocalJudge(SyncJudge):
                 if h.size not in view.windows:
                     view.windows[h.size] = self._split(view.text, h.size)
                 windows, key_size = view.windows[h.size], h.size
+            if limits is not None:
+                plan.runs += len(windows) * len(h.texts)
+                limits.check_pairs(plan.runs, f"{where} with question {qid!r}")
             plan.slots[(i, qid)] = [
                 [plan.pair(self._tokenizer, (t, i, vkey, key_size, w), enc, win) for w, win in enumerate(windows)]
                 for t, enc in zip(h.texts, h.encodings)
@@ -286,8 +304,11 @@ class LocalJudge(SyncJudge):
 
     # ------------------------------------------------------------------ running
 
-    def _run(self, pairs: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        """One logit per pair, in the order given; pairs run shortest first in bounded batches."""
+    def _run(self, pairs: list[tuple[np.ndarray, np.ndarray]], limits: WorkLimits | None = None) -> np.ndarray:
+        """One logit per pair, in the order given; pairs run shortest first in bounded batches.
+
+        With `limits` (`seams.limits`), the deadline and cancellation are checked before each
+        batch, so abandoned work stops within one batch."""
         out = np.empty(len(pairs), dtype=np.float64)
         if not pairs:
             return out
@@ -302,6 +323,8 @@ class LocalJudge(SyncJudge):
                     break
                 stop += 1
             idx = order[start:stop]
+            if limits is not None:
+                limits.check()
             out[idx] = self._run_batch([pairs[j] for j in idx], int(lengths[idx[-1]]))
             start = stop
         if not np.all(np.isfinite(out)):
@@ -396,6 +419,7 @@ class _Plan:
     index: dict[tuple[Any, ...], int] = field(default_factory=dict)
     slots: dict[tuple[int, str], list[list[int]]] = field(default_factory=dict)
     windows: dict[tuple[int, str], int] = field(default_factory=dict)
+    runs: int = 0  # hypotheses × windows planned so far in the call, this pass and earlier ones
 
     def pair(self, tokenizer: Tokenizer, key: tuple[Any, ...], hyp: Encoding, window: Encoding) -> int:
         """The index of the pair (hypothesis, window), building it once."""
@@ -419,8 +443,9 @@ def _coerce_questions(questions: Mapping[str, Any]) -> dict[str, Question]:
         raise QuestionError("at least one question is required")
     if all(isinstance(q, (Noul, Choice, Score)) for q in questions.values()):
         for qid in questions:
-            if not isinstance(qid, str) or not qid:
-                raise QuestionError(f"question ids must be non-empty strings, got {qid!r}")
+            problem = question_id_problem(qid)
+            if problem is not None:
+                raise QuestionError(problem)
         return dict(questions)
     try:
         return parse_questions(
