@@ -13,6 +13,15 @@ Each user turn goes through three seams written as decorators around ordinary fu
   labelled data for calibration.
 
 Every decision is appended to an audit log (JSON lines, no raw state).
+
+What the run shows on the shipped model (0.5): the confirm-before-act seam refuses the action that
+does not match its request ("delete all bookings" for "show me my trips") and queues the
+cancellation for a person, whose answer is exported as labelled data; the router picks a tier for
+each turn (the same, `medium`, for all five: this model reads their difficulty alike). The
+escalation seam is over-cautious on this model: it hands *every* turn to a person, the plain
+travel question included (`asks_human` 0.47 lands in the band of a rule that has no fitted
+cut-points), and each hand-over prints the rule and the number that sent it. That is the model's
+weakness, shown as it is; a better judge is one argument away (`gate(..., judge=...)`).
 """
 
 from __future__ import annotations
@@ -74,6 +83,9 @@ def main() -> None:
                 print(f"  action {action!r} waits for review (item {d.item_id})")
             except Refused as r:
                 print(f"  action {action!r} refused: {r.decision.outcome} by {r.decision.rule}")
+    print("\nThe tier the router picks for each turn, had the agent answered:")
+    for message, _ in TURNS:
+        print(f"  {answer(message)}")
     # a person works the queue; resolved items become labelled data
     while (item := reviews.claim("reviewer@example.com")) is not None:
         reviews.resolve(item.id, {"matches": "cancel" in item.state["action"]}, reviewer="reviewer@example.com")

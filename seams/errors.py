@@ -52,13 +52,16 @@ class RubricError(InputError):
         line: int | None = None,
         column: int | None = None,
         field: str | None = None,
+        others: Sequence[RubricError] = (),
     ) -> None:
         self.message = message
         self.path = path
         self.line = line
         self.column = column
         self.field = field
-        super().__init__(self._render())
+        #: Further errors found in the same file, each located (shown one a line after the first).
+        self.others = tuple(others)
+        super().__init__("\n".join([self._render(), *(o._render() for o in self.others)]))
 
     def _render(self) -> str:
         where = self.path or "<rubric>"

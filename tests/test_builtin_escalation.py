@@ -110,6 +110,24 @@ def test_without_sources_the_source_flags_are_not_asked():
     assert OutputCheck(judge=FixedJudge({}, error=DOWN)).grade("q", "d").outcome == "review"
 
 
+def test_a_draft_its_sources_contain_word_for_word_is_supported():
+    loud = FixedJudge(flags(unsupported=0.99, contradicts_sources=0.99))
+    source = "Mount Kilimanjaro is about 5,895 metres tall, the highest mountain in Africa."
+    for draft, sources in [(source, [source]), (source, source), ("about 5,895  metres TALL", ["x", source]),
+                           ("Paris. It was built in 1889.", ["It is in Paris.", "It was built in 1889."])]:
+        g = OutputCheck(judge=loud).grade("How tall?", draft, sources=sources)
+        assert g.outcome == "ship" and g.flags["unsupported"] == g.flags["contradicts_sources"] == 0.0, draft
+    # not word for word: a word cut in two, or a changed number, is asked about as usual
+    for draft in ["5,89", "Mount Kilimanjaro is about 6,000 metres tall"]:
+        assert OutputCheck(judge=loud).grade("How tall?", draft, sources=[source]).outcome == "escalate"
+    assert asyncio.run(OutputCheck(judge=loud).agrade("How tall?", source, sources=[source])).ship
+
+
+def test_the_shipped_model_ships_a_draft_that_is_its_own_source():
+    source = "Mount Kilimanjaro is about 5,895 metres tall, the highest mountain in Africa."
+    assert OutputCheck().grade("How tall is Mount Kilimanjaro?", source, sources=[source]).ship
+
+
 def test_async_faces():
     async def run():
         g = await OutputCheck(judge=FixedJudge(flags())).agrade("q", "d", sources="s")

@@ -28,8 +28,32 @@ def test_broad_except_doing_nothing_is_certain(handler: str) -> None:
     assert [(h.line, h.end_line) for h in hits] == [(13, 14)]
 
 
+@pytest.mark.parametrize(("handler", "body", "why"), [
+    ("except Exception:", "return None", "returns None"),
+    ("except Exception as exc:", "return", "returns None"),
+    ("except:", "pass\n        return None", "returns None"),
+    ("except (ValueError, KeyError):", "...", "swallows all of them"),
+    ("except (OSError, json.JSONDecodeError) as e:", "pass", "swallows all of them"),
+])
+def test_silent_none_and_several_types_dropped_are_certain(handler: str, body: str, why: str) -> None:
+    hits = swallowed_error(unit(f"def f():\n    try:\n        go()\n    {handler}\n        {body}\n", start=5))
+    assert len(hits) == 1 and hits[0].line == 8 and why in hits[0].message, hits
+
+
+def test_several_types_dropped_with_a_reason_written_down_are_left() -> None:
+    said = "def f():\n    try:\n        go()\n    except (OSError, ValueError):\n        pass  # a damaged entry is asked again\n"
+    assert swallowed_error(unit(said)) == []
+    pragma = said.replace("# a damaged entry is asked again", "# pragma: no cover")
+    assert len(swallowed_error(unit(pragma))) == 1  # a pragma says nothing about why
+    broad = said.replace("(OSError, ValueError)", "Exception")
+    assert len(swallowed_error(unit(broad))) == 1  # a broad handler that does nothing is flagged regardless
+
+
 @pytest.mark.parametrize("body", [
     "except KeyError:\n        pass",               # narrow: may be the point; the judge reads it
+    "except (ValueError, KeyError):\n        return None",  # narrow parse-or-None: the judge reads it
+    "except Exception:\n        return default",
+    "except Exception:\n        log.exception('x')\n        return None",
     "except Exception:\n        log.exception('x')",
     "except Exception:\n        raise",
     "except Exception as e:\n        return Err(e)",

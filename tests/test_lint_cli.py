@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -71,6 +72,13 @@ MIGRATION_DROP = textwrap.dedent('''\
     ''')
 
 
+#: The built-in rules ship with their model half off (model 0.5 has no signal on code); these
+#: tests exercise the judge path, so the repository turns it back on, as a user with a judge
+#: measured to read code would.
+JUDGE_ON = "".join(f'[tool.seams.lint.rules.{rid}]\njudge_off = ""\n'
+                   for rid in ("swallowed-error", "name-mismatch", "irreversible-migration", "secret-or-debug"))
+
+
 def git(repo: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
@@ -96,6 +104,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (r / "app" / "core.py").write_text(NEW_CORE)
     (r / "settings.yaml").write_text("name: app\nport: 8080\ndb_password: Sup3rS3cretValue\n")
     (r / "app" / "migrations" / "0002_drop_email.py").write_text(MIGRATION_DROP)
+    (r / "pyproject.toml").write_text(JUDGE_ON)
     git(r, "add", "-A")
     monkeypatch.chdir(r)
     return r
@@ -169,11 +178,89 @@ def test_fail_on_baseline_and_clean_diff(repo: Path, model_dir: Path) -> None:
     assert res.exit_code == 0 and res.stdout.startswith("0 findings"), res.stdout
     git(repo, "commit", "-q", "-m", "change")
     res = run("--diff", "HEAD", *md)
-    assert res.exit_code == 0 and "0 findings in 0 file(s)" in res.stdout
+    assert res.exit_code == 0 and "0 findings in 0 files" in res.stdout
+
+
+def test_rules_with_their_judge_off_say_why_once_and_load_no_model(repo: Path, tmp_path: Path) -> None:
+    (repo / "pyproject.toml").unlink()  # the rules as shipped: model halves off
+    res = run("--diff", "HEAD", "--model-dir", str(tmp_path / "no-model-here"))
+    assert res.exit_code == 1, res.output  # the checks still find the planted errors
+    notes = [line for line in res.stderr.splitlines() if line.startswith("note: rule ")]
+    assert sorted(n.split(":")[1].strip() for n in notes) == [
+        "rule irreversible-migration", "rule name-mismatch", "rule secret-or-debug", "rule swallowed-error"]
+    assert all("the judge is not asked (model 0.5 has no signal on it: held-out AUC" in n for n in notes)
+    assert "it has no deterministic check, so it finds nothing" in next(n for n in notes if "name-mismatch" in n)
+    assert "no judge asked (checks only)" in res.stdout and "name-mismatch" not in res.stdout
+
+
+def test_progress_on_a_pipe_is_plain_lines(repo: Path, model_dir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    p = subprocess.run([sys.executable, "-m", "seams", "lint", "--diff", "HEAD", "--model-dir", str(model_dir),
+                        "--no-cache"], cwd=repo, capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 1, p.stderr
+    lines = [line for line in p.stderr.splitlines() if line.startswith("judging units: ")]
+    assert lines and lines[-1].endswith("(100%)") and "\r" not in p.stderr
+
+
+DOC_CORE = textwrap.dedent('''\
+    """Core helpers."""
+    import json
+
+
+    def add(a, b):
+        return a + b
+
+
+    def load_settings(path):
+        try:
+            return json.load(open(path))
+        except Exception:
+            return None
+
+
+    def parse_port(text):
+        try:
+            return int(text)
+        except (ValueError, TypeError):
+            pass
+
+
+    def get_user(db, user_id):
+        user = db.fetch(user_id)
+        db.delete(user_id)
+        return user
+    ''')
+
+
+def test_the_run_shown_in_docs_lint_md_is_what_lint_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/lint.md opens with a real run; this repeats it (the repository it describes) and
+    compares every line but the timing."""
+    r = tmp_path / "demo"
+    (r / "app" / "migrations").mkdir(parents=True)
+    git(r, "init", "-q", "-b", "main")
+    (r / "app" / "core.py").write_text(DOC_CORE.split("\n\n\ndef load_settings")[0] + "\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "base")
+    (r / "app" / "core.py").write_text(DOC_CORE)
+    (r / "app" / "migrations" / "0002_drop_email.py").write_text(MIGRATION_DROP)
+    (r / "settings.yaml").write_text("name: app\npassword: Sup3rS3cretValue\n")
+    git(r, "add", "-A")
+    monkeypatch.chdir(r)
+    res = run("--diff", "HEAD")
+    assert res.exit_code == 1, res.output
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "lint.md").read_text()
+    shown = doc.split("$ seams lint --diff HEAD", 1)[1].split("$ echo $?", 1)[0].splitlines()[1:]
+    got = res.stderr.splitlines() + res.stdout.splitlines()
+
+    def untimed(lines: list[str]) -> list[str]:
+        return [line.rsplit("; ", 1)[0] if " suppressed inline" in line else line for line in lines]
+
+    assert untimed(got) == untimed(shown)
 
 
 def test_pyproject_config_is_read(repo: Path, model_dir: Path) -> None:
-    (repo / "pyproject.toml").write_text('[tool.seams.lint]\nfail-on = "warning"\nignore = ["swallowed-error"]\n')
+    (repo / "pyproject.toml").write_text('[tool.seams.lint]\nfail-on = "warning"\nignore = ["swallowed-error"]\n'
+                                         + JUDGE_ON)
     res = run("app/core.py", "--diff", "HEAD", "--model-dir", str(model_dir), "--format", "json")
     assert res.exit_code == 1
     assert {f["rule"] for f in json.loads(res.stdout)["findings"]} == {"name-mismatch"}

@@ -77,8 +77,16 @@ def write(tmp_path: Path, code: str = CODE) -> Path:
     return tmp_path
 
 
+def judge_on(rules: list) -> list:
+    """The built-in rules with their model half on (they ship with it off: model 0.5 has no
+    signal on code), so these tests can exercise the judge path."""
+    for r in rules:
+        r.meta = r.meta.model_copy(update={"judge_off": None})
+    return rules
+
+
 def test_checks_first_judge_for_the_rest_and_three_zones(tmp_path: Path) -> None:
-    rules = [r for r in load_rules() if r.id in ("swallowed-error", "name-mismatch")]
+    rules = judge_on([r for r in load_rules() if r.id in ("swallowed-error", "name-mismatch")])
     judge = KeywordJudge()
     result = lint([write(tmp_path)], rules, judge=judge, root=tmp_path, show_unsure=True)
     got = {(f.rule, f.unit): f for f in result.findings}
@@ -102,12 +110,25 @@ def test_checks_first_judge_for_the_rest_and_three_zones(tmp_path: Path) -> None
 
 
 def test_a_failing_judge_never_passes(tmp_path: Path) -> None:
-    rules = [r for r in load_rules() if r.id == "name-mismatch"]
+    rules = judge_on([r for r in load_rules() if r.id == "name-mismatch"])
     judge = FixedJudge({}, error=TransportError("connection refused"))
     result = lint([write(tmp_path)], rules, judge=judge, root=tmp_path)
     assert {f.unit for f in result.findings} == {"read", "fetch", "add", "total"}
     assert all(f.status == "error" and f.severity == "warning" and "connection refused" in f.message
                for f in result.findings)
+
+
+def test_a_rule_with_its_judge_off_is_never_asked(tmp_path: Path) -> None:
+    rules = load_rules()  # as shipped: every built-in model half is off, with a measured reason
+    assert rules and all(not r.asks_judge and "held-out AUC" in (r.meta.judge_off or "") for r in rules)
+    judge = KeywordJudge()
+    result = lint([write(tmp_path)], rules, judge=judge, root=tmp_path, show_unsure=True)
+    assert judge.asked == [] and result.judged == 0
+    assert [(f.rule, f.unit, f.source) for f in result.findings] == [("swallowed-error", "read", "check")]
+    back_on = judge_on(rules)
+    assert all(r.asks_judge for r in back_on)
+    lint([tmp_path], back_on, judge=judge, root=tmp_path)
+    assert "fetch" in judge.asked
 
 
 def test_no_judge_runs_checks_only(tmp_path: Path) -> None:
@@ -119,13 +140,13 @@ def test_no_judge_runs_checks_only(tmp_path: Path) -> None:
 def test_changed_lines_limit_the_units(tmp_path: Path) -> None:
     write(tmp_path)
     judge = KeywordJudge()
-    rules = [r for r in load_rules() if r.id == "name-mismatch"]
+    rules = judge_on([r for r in load_rules() if r.id == "name-mismatch"])
     result = lint([tmp_path], rules, judge=judge, root=tmp_path, changed={(tmp_path / "m.py").resolve(): {16}})
     assert judge.asked == ["add"] and result.findings == []
 
 
 def test_fingerprints_survive_line_shifts_and_the_baseline_accepts(tmp_path: Path) -> None:
-    rules = load_rules()
+    rules = judge_on(load_rules())
     first = lint([write(tmp_path)], rules, judge=KeywordJudge(), root=tmp_path)
     shifted = lint([write(tmp_path, "import os\n\n\n" + CODE)], rules, judge=KeywordJudge(), root=tmp_path)
     assert [f.fingerprint for f in first.findings] == [f.fingerprint for f in shifted.findings]
@@ -185,7 +206,7 @@ def test_the_shipped_model_judges_a_few_units(tmp_path: Path) -> None:
 
     (tmp_path / "m.py").write_text(CODE.split("def add")[0])
     judge = LocalJudge(intra_op_threads=1)
-    result = lint([tmp_path], load_rules(), judge=judge, root=tmp_path, show_unsure=True)
+    result = lint([tmp_path], judge_on(load_rules()), judge=judge, root=tmp_path, show_unsure=True)
     assert result.judged >= 3 and result.model == judge.model_id
     for f in result.findings:
         assert f.source == "check" or (0.0 <= f.probability <= 1.0 and f.threshold is not None)

@@ -11,7 +11,11 @@ For every item of `calibration/lint/<rule>.jsonl` this reports two things:
   certainty), the rule's prefilter (`when`) next (no match: a pass, the judge is not asked), the
   judge for the rest.
 
-Usage: python scripts/calibration/evaluate_lint.py [--model-dir DIR | --judge URL] [--uncalibrated] [--json OUT]
+`--heldout` keeps only the items of the held-out half of each rule's calibration (the split and
+seed its calibration block records), so figures of a calibrated rule are not measured on the items
+its thresholds were fitted on.
+
+Usage: python scripts/calibration/evaluate_lint.py [--model-dir DIR | --judge URL] [--uncalibrated] [--heldout] [--json OUT]
 """
 
 from __future__ import annotations
@@ -71,7 +75,19 @@ def _uncalibrated(rule):
     return Rubric.from_dict(data)
 
 
-def evaluate(judge, rules, *, uncalibrated: bool = False) -> dict:
+def heldout(rule, items: list[dict]) -> list[dict]:
+    """The items of the held-out half of the rule's calibration split (all items without one)."""
+    from seams.calibration.extract import split_ids
+
+    cal = rule.rubric.calibration
+    split = cal.metrics.split if cal is not None else None
+    if split is None:
+        return items
+    _, report = split_ids([it["id"] for it in items], split.share, split.seed)
+    return [it for it in items if it["id"] in report]
+
+
+def evaluate(judge, rules, *, uncalibrated: bool = False, only_heldout: bool = False) -> dict:
     out = {}
     for rule in rules:
         rubric = _uncalibrated(rule) if uncalibrated else rule.rubric
@@ -79,6 +95,8 @@ def evaluate(judge, rules, *, uncalibrated: bool = False) -> dict:
         if not path.is_file():
             continue
         items = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        if only_heldout:
+            items = heldout(rule, items)
         labels = [any(bool(v) for v in item["labels"].values()) for item in items]
         states = [rule.state_for(item["state"]) for item in items]
         t0 = time.perf_counter()
@@ -146,11 +164,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--uncalibrated", action="store_true",
                     help="ignore the rubrics' calibration blocks: use the thresholds written in the files")
+    ap.add_argument("--heldout", action="store_true",
+                    help="only the held-out half of each rule's calibration split")
     args = ap.parse_args(argv)
     judge = make_judge(args.judge, model=args.model, model_dir=args.model_dir, threads=args.threads)
     rules = load_rules()
-    results = evaluate(judge, rules, uncalibrated=args.uncalibrated)
-    print(f"judge: {judge.model_id}; {'uncalibrated' if args.uncalibrated else 'calibration blocks applied where fresh'}")
+    results = evaluate(judge, rules, uncalibrated=args.uncalibrated, only_heldout=args.heldout)
+    print(f"judge: {judge.model_id}; {'uncalibrated' if args.uncalibrated else 'calibration blocks applied where fresh'}"
+          f"{'; held-out half of each calibration split' if args.heldout else ''}")
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -16,6 +16,7 @@ a `Cascade`'s both sides included), and returns a typed result.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
@@ -196,6 +197,20 @@ class ModelRouter(_Face, Generic[T]):
 # --------------------------------------------------------------------------- output check
 
 
+def quoted(draft: str, sources: Sequence[str]) -> bool:
+    """Whether `draft` appears word for word in one source, or in the sources read in order
+    (whitespace and case aside, on word boundaries)."""
+    def norm(text: str) -> str:
+        return " ".join(text.split()).casefold()
+
+    d = norm(draft)
+    if not d:
+        return False
+    texts = [norm(s) for s in sources if isinstance(s, str)]
+    pattern = re.compile(rf"(?<!\w){re.escape(d)}(?!\w)")
+    return any(pattern.search(t) for t in [*texts, " ".join(texts)])
+
+
 @dataclass(frozen=True)
 class Grade:
     """A draft's grade: ship, escalate (redo with a stronger model) or review (a person looks).
@@ -235,14 +250,21 @@ class OutputCheck(_Face):
     source_flags = ("contradicts_sources", "unsupported")
 
     def grade(self, request: str, draft: str, *, sources: str | Sequence[str] | None = None) -> Grade:
-        """Grade `draft`. Without `sources`, the source flags are 0 by construction, not asked."""
-        return self._result(self._decide(self._state(request, draft, sources), self._known(sources)))
+        """Grade `draft`. Without `sources`, or when the sources contain the draft word for word,
+        the source flags are 0 by construction, not asked."""
+        return self._result(self._decide(self._state(request, draft, sources), self._known(draft, sources)))
 
     async def agrade(self, request: str, draft: str, *, sources: str | Sequence[str] | None = None) -> Grade:
-        return self._result(await self._adecide(self._state(request, draft, sources), self._known(sources)))
+        state = self._state(request, draft, sources)
+        return self._result(await self._adecide(state, self._known(draft, sources)))
 
-    def _known(self, sources: str | Sequence[str] | None) -> Known:
-        return {q: 0.0 for q in self.source_flags if q in self.rubric.questions} if sources is None else {}
+    def _known(self, draft: str, sources: str | Sequence[str] | None) -> Known:
+        """Source flags decided in code: 0 without sources (nothing to contradict or support), and
+        0 for a draft that its sources contain word for word (a quote is supported by what it
+        quotes and cannot contradict it)."""
+        if sources is None or quoted(draft, [sources] if isinstance(sources, str) else list(sources)):
+            return {q: 0.0 for q in self.source_flags if q in self.rubric.questions}
+        return {}
 
 
 __all__ = [

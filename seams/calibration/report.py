@@ -138,6 +138,22 @@ ZONE_ROWS = ("n", "high", "low", "automation_rate", "review_rate", "automated", 
              "wrong_act", "wrong_refuse", "cost_per_item")
 
 
+def _cutpoints(rubric: Any, calibrated: bool, calibration: Any = None) -> str:
+    """The rules' cut-points as written in the file and as fitted, the applied ones in bold."""
+    from .cutpoints import fmt_cut, rule_cutpoints
+
+    rows = []
+    for c in rule_cutpoints(rubric, calibrated, calibration):
+        w, f = html.escape(fmt_cut(c.written)), html.escape(fmt_cut(c.fitted))
+        w, f = (f"<b>{w}</b>", f) if c.source == "written" else (w, f"<b>{f}</b>")
+        rule, reads = html.escape(c.rule), html.escape(c.reads)
+        rows.append(f"<tr><td>{rule}</td><td>{reads}</td><td>{w}</td><td>{f}</td></tr>")
+    reads = "calibrated" if calibrated else "raw"
+    return (f"<h2>Cut-points</h2><p class='muted'>in bold: the cut-points in force; the rules read {reads} "
+            "probabilities</p><table><tr><th>rule</th><th>reads</th><th>written in the rubric</th>"
+            "<th>fitted</th></tr>" + "".join(rows) + "</table>")
+
+
 def _page(title: str, parts: list[str]) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
@@ -163,6 +179,7 @@ def calibration_report(result: CalibrationResult, rubric: Rubric, dataset: Label
     )]
     if result.notes:
         parts.append("<ul>" + "".join(f"<li class='note'>{html.escape(n)}</li>" for n in result.notes) + "</ul>")
+    parts.append(_cutpoints(rubric, calibrated=True, calibration=block))
     parts.append("<h2>Questions (held-out split)</h2>")
     for qid, res in result.questions.items():
         qd = res.data
@@ -205,12 +222,14 @@ def calibration_report(result: CalibrationResult, rubric: Rubric, dataset: Label
 
 
 def eval_report(evaluation: Mapping[str, Any], qdata: Mapping[str, tuple[QuestionData, Transform | None]],
-                out_dir: str | Path, title: str) -> Path:
+                out_dir: str | Path, title: str, rubric: Any = None) -> Path:
     """Write `index.html` and one PNG per question for `seams eval`; return the HTML path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     parts = [(f"<p>model {html.escape(evaluation['model'])} · {evaluation['n_items']} items · data hash "
               f"{evaluation['data_hash']} · calibration applied: {evaluation['calibrated']}</p>")]
+    if rubric is not None:
+        parts.append(_cutpoints(rubric, bool(evaluation["calibrated"])))
     for qid, m in evaluation["questions"].items():
         qd, transform = qdata[qid]
         curves = {"judge": confidence_and_hits(qd)}

@@ -1,4 +1,4 @@
-"""Running a judge over a labelled set: every item asked once, concurrently, with progress.
+"""Running a judge over a labelled set: every item asked once, concurrently, reporting progress.
 
 A judge that batches (`judge.batches`: a local model) is sent chunks of states through
 `ask_many` when every item has the same questions, since batching pairs is what makes a CPU model
@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from ..answers import Answers
 from ..errors import JudgeError
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from ..rubric import Rubric
 
 QuestionsFor = Callable[[LabelledItem], Mapping[str, Any]]
+#: Called with (items done, items in all) as answers arrive; the CLI draws it (`seams.cli.progress`).
+#: Library code reports progress only through it, never by printing.
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -39,77 +42,70 @@ class RunResult:
         return len(self.answers)
 
 
-class _Progress:
-    """A rich progress bar on stderr, or nothing."""
+class _Counter:
+    """Counts finished items and reports `(done, total)` to an optional callback."""
 
-    def __init__(self, total: int, label: str, enabled: bool) -> None:
-        self._bar = None
-        if enabled and total:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeRemainingColumn(), console=Console(stderr=True), transient=False)
-            self._task = self._bar.add_task(label, total=total)
-
-    def __enter__(self) -> Self:
-        if self._bar is not None:
-            self._bar.start()
-        return self
+    def __init__(self, progress: Progress | None, done: int, total: int) -> None:
+        if isinstance(progress, bool):  # the flag this parameter was before it became a callback
+            if progress:
+                raise TypeError("progress is a callback progress(done, total), not a flag; the CLI's bar is "
+                                "seams.cli.progress.progress_bar")
+            progress = None
+        self.done, self.total, self._progress = done, total, progress
 
     def advance(self, k: int = 1) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task, k)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
+        self.done += k
+        if self._progress is not None:
+            self._progress(self.done, self.total)
 
 
 def run_set(dataset: LabelledSet, judge: Judge, *, questions_for: QuestionsFor | None = None, concurrency: int = 8,
-            progress: bool = False, batch_size: int = 64, label: str = "judging",
-            rubric: Rubric | None = None) -> RunResult:
+            progress: Progress | None = None, batch_size: int = 64, rubric: Rubric | None = None,
+            offset: int = 0, grand_total: int | None = None) -> RunResult:
     """Ask `judge` every item's questions; return the answers and the per-item failures.
 
     A `JudgeError` on one item is recorded against it (and reported by the caller), never
     turned into an answer; any other error propagates. `rubric`, when the questions are its own,
-    asks them as it does (`asked_alone`).
+    asks them as it does (`asked_alone`). `progress(done, total)` is called as items finish;
+    `offset` and `grand_total` place this run inside a longer piece of work (the runs of
+    `stability`), so one count covers all of it.
     """
     judge = rubric.asking(judge) if rubric is not None else judge
     if judge.batches and all(it.questions is None for it in dataset.items) and questions_for is None:
-        return _run_batched(dataset, judge, batch_size, progress, label)
+        bar = _Counter(progress, offset, grand_total or len(dataset.items))
+        return _run_batched(dataset, judge, batch_size, bar)
     return asyncio.run(arun_set(dataset, judge, questions_for=questions_for, concurrency=concurrency,
-                                progress=progress, label=label))
+                                progress=progress, offset=offset, grand_total=grand_total))
 
 
-def _run_batched(dataset: LabelledSet, judge: Judge, batch_size: int, progress: bool, label: str) -> RunResult:
+def _run_batched(dataset: LabelledSet, judge: Judge, batch_size: int, bar: _Counter) -> RunResult:
     result = RunResult(model=judge.model_id)
     qs = dataset.questions
     items = dataset.items
-    with _Progress(len(items), label, progress) as bar:
-        for start in range(0, len(items), batch_size):
-            chunk = items[start : start + batch_size]
-            for it, got in zip(chunk, answer_each(judge, [it.state for it in chunk], qs), strict=True):
-                if isinstance(got, Answers):
-                    result.answers[it.id] = got
-                elif isinstance(got, JudgeError):
-                    result.errors[it.id] = f"{type(got).__name__}: {got}"
-                else:
-                    raise got
-            bar.advance(len(chunk))
+    for start in range(0, len(items), batch_size):
+        chunk = items[start : start + batch_size]
+        for it, got in zip(chunk, answer_each(judge, [it.state for it in chunk], qs), strict=True):
+            if isinstance(got, Answers):
+                result.answers[it.id] = got
+            elif isinstance(got, JudgeError):
+                result.errors[it.id] = f"{type(got).__name__}: {got}"
+            else:
+                raise got
+        bar.advance(len(chunk))
     return result
 
 
 async def arun_set(dataset: LabelledSet, judge: Judge, *, questions_for: QuestionsFor | None = None,
-                   concurrency: int = 8, progress: bool = False, label: str = "judging",
-                   rubric: Rubric | None = None) -> RunResult:
+                   concurrency: int = 8, progress: Progress | None = None, rubric: Rubric | None = None,
+                   offset: int = 0, grand_total: int | None = None) -> RunResult:
     """`run_set` for async code: `judge.aask` with at most `concurrency` calls in flight."""
     qf = questions_for or dataset.questions_for
     judge = rubric.asking(judge) if rubric is not None else judge
     result = RunResult(model=judge.model_id)
     sem = asyncio.Semaphore(max(1, concurrency))
+    bar = _Counter(progress, offset, grand_total or len(dataset.items))
 
-    async def one(item: LabelledItem, bar: _Progress) -> None:
+    async def one(item: LabelledItem) -> None:
         async with sem:
             try:
                 result.answers[item.id] = await judge.aask(item.state, qf(item))
@@ -118,11 +114,10 @@ async def arun_set(dataset: LabelledSet, judge: Judge, *, questions_for: Questio
             finally:
                 bar.advance()
 
-    with _Progress(len(dataset.items), label, progress) as bar:
-        await asyncio.gather(*(one(it, bar) for it in dataset.items))
+    await asyncio.gather(*(one(it) for it in dataset.items))
     # keep file order, whatever order the calls finished in
     result.answers = {it.id: result.answers[it.id] for it in dataset.items if it.id in result.answers}
     return result
 
 
-__all__ = ["RunResult", "arun_set", "run_set"]
+__all__ = ["Progress", "RunResult", "arun_set", "run_set"]

@@ -20,7 +20,7 @@ import numpy as np
 from ..answers import ChoiceAnswer, NoulAnswer
 from ..questions import Choice, Noul, Score
 from .dataset import LabelledItem, LabelledSet
-from .run import RunResult, run_set
+from .run import Progress, RunResult, run_set
 
 if TYPE_CHECKING:
     from ..rubric import Rubric
@@ -55,13 +55,23 @@ def _reordered(q: Choice, how: int, rng: random.Random) -> Choice:
 
 
 def stability(dataset: LabelledSet, judge: Any, *, runs: int = 3, reorders: int = 2, seed: int = 0,
-              concurrency: int = 8, progress: bool = False, rubric: Rubric | None = None) -> dict[str, Any]:
+              concurrency: int = 8, progress: Progress | None = None,
+              rubric: Rubric | None = None) -> dict[str, Any]:
     """Test–retest spread over `runs` runs, and Choice winner flips over `reorders` reorderings.
-    `rubric`, when the questions are its own, asks them as it does (`asked_alone`)."""
+
+    `rubric`, when the questions are its own, asks them as it does (`asked_alone`).
+    `progress(done, total)` counts every judge call of the whole measurement: the retest runs,
+    then each reordering of each Choice.
+    """
     if runs < 2:
         raise ValueError(f"test–retest needs at least 2 runs, got {runs}")
+    n_items = len(dataset.items)
+    choice_items = {qid: [it for it in dataset.items if isinstance(dataset.questions_for(it).get(qid), Choice)]
+                    for qid in {q for it in dataset.items for q in dataset.questions_for(it)}}
+    work = runs * n_items + reorders * sum(len(v) for v in choice_items.values())
     results: list[RunResult] = [run_set(dataset, judge, concurrency=concurrency, progress=progress,
-                                        label=f"run {r + 1}/{runs}", rubric=rubric) for r in range(runs)]
+                                        offset=r * n_items, grand_total=work, rubric=rubric) for r in range(runs)]
+    done = runs * n_items
     ids = [it.id for it in dataset.items if all(it.id in r.answers for r in results)]
     qids = sorted({q for r in results for a in r.answers.values() for q in a.answers})
     out: dict[str, Any] = {"model": results[0].model, "runs": runs, "items": len(ids), "questions": {}}
@@ -87,13 +97,13 @@ def stability(dataset: LabelledSet, judge: Any, *, runs: int = 3, reorders: int 
                 q = qs.get(qid)
                 return {qid: _reordered(q, how, random.Random(f"{seed}:{how}:{item.id}"))} if isinstance(q, Choice) else {}
 
-            items = [it for it in dataset.items if it.id in base.answers
-                     and isinstance(dataset.questions_for(it).get(qid), Choice)]
+            items = [it for it in choice_items.get(qid, []) if it.id in base.answers]
             if not items:
                 break
             sub = LabelledSet(items, dataset.questions, dataset.path)
             again = run_set(sub, judge, questions_for=qf, concurrency=concurrency, progress=progress,
-                            label=f"{qid}: reorder {how + 1}/{reorders}", rubric=rubric)
+                            offset=done, grand_total=work, rubric=rubric)
+            done += len(items)
             for it in items:
                 if it.id in again.answers:
                     total += 1
@@ -103,6 +113,8 @@ def stability(dataset: LabelledSet, judge: Any, *, runs: int = 3, reorders: int 
         if total:
             out["questions"].setdefault(qid, {})["reorder_flip_rate"] = flips / total
             out["questions"][qid]["reorder_n"] = total
+    if progress is not None:
+        progress(work, work)  # items whose first run failed were never reordered
     return out
 
 

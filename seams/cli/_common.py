@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,10 +16,40 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import InputError, JudgeError, SeamsError
+from ..wording import plural
 
 console = Console()
 # Errors are never wrapped (a path or a message split over lines is hard to grep).
 err_console = Console(stderr=True, soft_wrap=True)
+#: The width of output that goes to a pipe or a file (a CI log): wide enough that no line is cut
+#: or wrapped; a table still takes only the width its cells need.
+PIPE_WIDTH = 10_000
+
+
+def fit_consoles() -> None:
+    """Size the consoles for where they write: a terminal's own width; on a pipe or a file, no
+    wrapping (rich would wrap at 80 columns and split a CI log line in two). `COLUMNS`, when set,
+    wins, as it does for rich."""
+    for c in (console, err_console):
+        wide = not c.is_terminal and "COLUMNS" not in os.environ
+        c.width = PIPE_WIDTH if wide else None  # type: ignore[assignment]  # None: measure the terminal
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+    """`warnings.showwarning` for the CLI: one line, `warning: ...`, without Python's source line."""
+    err_console.print(f"[yellow]warning:[/yellow] {escape(str(message))}", highlight=False)
+
+
+@contextmanager
+def cli_warnings() -> Iterator[None]:
+    """Warnings raised while a command runs print as `warning: ...` lines on stderr."""
+    saved = warnings.showwarning
+    warnings.showwarning = show_warning
+    try:
+        yield
+    finally:
+        warnings.showwarning = saved
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: The judge failed (unreachable, a refused key, a broken answer): never "ok", and not a "no"
@@ -104,7 +136,10 @@ __all__ = [
     "err_console",
     "errors_to_exit",
     "escape",
+    "fit_consoles",
     "fmt_p",
+    "plural",
+    "cli_warnings",
     "make_judge",
     "print_json",
     "read_state",

@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from ..calibration.cutpoints import fmt_cut, rule_cutpoints
 from ..errors import InputError
 from . import app
-from ._common import EXIT_FAILED, console, err_console, errors_to_exit, make_judge, print_json
+from ._common import EXIT_FAILED, console, err_console, errors_to_exit, make_judge, plural, print_json
+from .progress import progress_bar
 
 if TYPE_CHECKING:
     from ..calibration.fit import CalibrationResult, FitOptions
+    from ..rubric import Rubric
 
 RubricArg = Annotated[str, typer.Argument(help="A rubric file or built-in rubric name.")]
 DataArg = Annotated[Path, typer.Argument(help="The labelled set: JSONL (one item a line), or CSV with --columns.")]
@@ -28,7 +31,8 @@ NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Ask the judge for 
 ConcOpt = Annotated[int, typer.Option(min=1, help="Requests in flight at once for a remote judge.")]
 ColumnsOpt = Annotated[str | None, typer.Option(help="CSV column mapping: id=COL,state=COL (or COL1+COL2),QID=COL.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON object.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+QuietOpt = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="No progress (a bar on a terminal, a line per tenth of the work on a pipe or in CI).")]
 
 
 def _cache_path(cache: Path | None) -> Path:
@@ -63,12 +67,13 @@ def _load(rubric: str | None, data: Path, columns: str | None):
 def _run(ds: Any, j: Any, r: Any, concurrency: int, quiet: bool):
     from ..calibration.run import run_set
 
-    res = run_set(ds, j, concurrency=concurrency, progress=not quiet, rubric=r)
+    with progress_bar("judging", quiet=quiet) as progress:
+        res = run_set(ds, j, concurrency=concurrency, progress=progress, rubric=r)
     if not res.answers:
         first = next(iter(res.errors.items()), ("", "no items"))
         raise InputError(f"the judge answered none of the {len(ds)} items (first error: {first[0]}: {first[1]})")
     if res.errors:
-        err_console.print(f"[yellow]{len(res.errors)} item(s) failed to judge and are left out; first: "
+        err_console.print(f"[yellow]{plural(len(res.errors), 'item')} failed to judge and are left out; first: "
                           f"{next(iter(res.errors.items()))}[/yellow]", highlight=False)
     return res
 
@@ -83,8 +88,10 @@ def _fmt(m: dict[str, Any], key: str) -> str:
     return f"{v:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and None not in ci else "")
 
 
-def _question_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
-    t = Table(title=title)
+def _question_table(rows: dict[str, dict[str, Any]]) -> Table:
+    # No title: a title wraps to the table's width and would cut the model id; the caller prints
+    # it as a line of its own.
+    t = Table()
     for col in ("question", "type", "n", "accuracy", "brier", "ece", "auroc / top1 / mae", "kappa"):
         t.add_column(col)
     for qid, m in rows.items():
@@ -129,16 +136,21 @@ def eval_(
 
             cal = r.calibration if r is not None and out["calibrated"] else None
             qd = {q: (question_data(ds, res, q), cal.transform if cal else None) for q in out["questions"]}
-            path = eval_report(out, qd, report, f"Evaluation of {r.name if r else data.name}")
+            path = eval_report(out, qd, report, f"Evaluation of {r.name if r else data.name}", rubric=r)
             out["report"] = str(path)
         if as_json:
             print_json(out)
             return
-        console.print(_question_table(f"{out['model']} on {data.name} ({out['n_items']} items"
-                                      f"{', calibrated' if out['calibrated'] else ''})", out["questions"]))
+        console.print(f"{out['model']} on {data.name} ({plural(out['n_items'], 'item')}"
+                      f"{', calibrated' if out['calibrated'] else ''})", highlight=False, soft_wrap=True)
+        console.print(_question_table(out["questions"]))
+        cuts = {c.rule: c for c in rule_cutpoints(r, bool(out["calibrated"]))} if r is not None else {}
         for rid, z in out["rules"].items():
+            c = cuts.get(rid)
+            where = (f"{c.source} cut-points {fmt_cut(c.applied)}; written {fmt_cut(c.written)}, fitted "
+                     f"{fmt_cut(c.fitted)}" if c else f"high {z['high']}, low {z['low']}")
             console.print(f"rule {rid}: automated {_fmt(z, 'automation_rate')}, error rate on automated "
-                          f"{_fmt(z, 'error_rate')} (high {z['high']}, low {z['low']})", highlight=False)
+                          f"{_fmt(z, 'error_rate')} ({where})", highlight=False, soft_wrap=True)
         if out.get("stale"):
             console.print(f"[yellow]calibration not applied (stale): {'; '.join(out['stale'])}[/yellow]")
         if "report" in out:
@@ -175,7 +187,7 @@ def calibrate(
     quiet: QuietOpt = False,
 ) -> None:
     """Fit recalibration and three-zone thresholds on labelled data and write them into the rubric."""
-    from ..calibration.fit import fit_calibration
+    from ..calibration.fit import check_counts, fit_calibration
     from ..calibration.writeback import write_calibration
 
     with errors_to_exit():
@@ -185,6 +197,9 @@ def calibrate(
         r, ds = _load(rubric, data, columns)
         if r.path is None:
             raise InputError(f"rubric {rubric!r} has no file to write into")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the fit repeats them as notes
+            check_counts(ds.label_counts(), r.questions)  # too few labels: refuse before judging anything
         j = _judge(judge, model, api_key, model_dir, cache, no_cache)
         res = _run(ds, j, r, concurrency, quiet or as_json)
         with warnings.catch_warnings():
@@ -202,7 +217,7 @@ def calibrate(
                         "notes": result.notes, "calibration": result.block.model_dump(mode="json", exclude_none=True,
                                                                                       exclude={"metrics": {"answers"}})})
             return
-        _print_fit(result)
+        _print_fit(result, r)
         console.print(("fitted (dry run, nothing written)" if dry_run else f"written into {r.path}")
                       + (f"; report: {report_path}" if report_path else ""), highlight=False)
 
@@ -236,7 +251,7 @@ def _fit_options(*, costs: str | None, target_error: float | None, confidence: f
                       seed=seed, calibrator=calibrator, n_boot=bootstrap, signal_level=signal_level)
 
 
-def _print_fit(result: CalibrationResult) -> None:
+def _print_fit(result: CalibrationResult, rubric: Rubric) -> None:
     """The notes, the held-out metrics per question before and after, and each rule's cut-points."""
     for note in result.notes:
         err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
@@ -244,12 +259,15 @@ def _print_fit(result: CalibrationResult) -> None:
     for qid, q in result.questions.items():
         rows[f"{qid} (before)"] = {**q.before, "type": q.kind}
         rows[f"{qid} (after)"] = {**q.after, "type": q.kind}
-    console.print(_question_table(f"held-out split ({len(result.report_ids)} items), model {result.block.model}", rows))
+    console.print(f"held-out split ({plural(len(result.report_ids), 'item')}), model {result.block.model}",
+                  highlight=False, soft_wrap=True)
+    console.print(_question_table(rows))
+    written = {c.rule: c.written for c in rule_cutpoints(rubric, False)}
     for rid, rr in result.rules.items():
         t, h = rr.thresholds, rr.heldout
-        console.print(f"rule {rid}: high {t.high}, low {t.low} ({t.method}); held out: automated "
-                      f"{_fmt(h, 'automation_rate')}, error rate on automated {_fmt(h, 'error_rate')}",
-                      highlight=False)
+        console.print(f"rule {rid}: fitted {fmt_cut((t.high, t.low))} ({t.method}; written "
+                      f"{fmt_cut(written.get(rid))}); held out: automated {_fmt(h, 'automation_rate')}, "
+                      f"error rate on automated {_fmt(h, 'error_rate')}", highlight=False, soft_wrap=True)
 
 
 # --------------------------------------------------------------------------- check
@@ -319,12 +337,15 @@ def stability(
     with errors_to_exit():
         r, ds = _load(None if rubric == "-" else rubric, data, columns)
         j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)  # never cached: retest must ask
-        out = measure(ds, j, runs=runs, reorders=reorders, seed=seed, concurrency=concurrency,
-                      progress=not (quiet or as_json), rubric=r)
+        with progress_bar("judging", quiet=quiet or as_json) as progress:
+            out = measure(ds, j, runs=runs, reorders=reorders, seed=seed, concurrency=concurrency,
+                          progress=progress, rubric=r)
         if as_json:
             print_json(out)
             return
-        t = Table(title=f"stability of {out['model']} over {runs} runs, {out['items']} items")
+        console.print(f"stability of {out['model']} over {runs} runs, {plural(out['items'], 'item')}",
+                      highlight=False, soft_wrap=True)
+        t = Table()
         for col in ("question", "n", "mean sd", "max sd", "unstable answers", "reorder flips"):
             t.add_column(col)
         for qid, m in out["questions"].items():

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import app
-from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err_console, errors_to_exit, make_judge
+from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err_console, errors_to_exit, escape, make_judge
+from .progress import progress_bar
 
 if TYPE_CHECKING:
     from ..judges.base import Judge
@@ -30,20 +31,20 @@ def lint(
     diff: Annotated[str | None, typer.Option("--diff", metavar="BASE", help="Judge only units touched since this git revision (e.g. origin/main, HEAD).")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text, json, sarif or github (workflow annotations).")] = "text",
     rules_dir: Annotated[list[Path] | None, typer.Option("--rules", help="A folder of user rules (repeatable); adds to the built-in rules.")] = None,
-    judge: Annotated[str | None, typer.Option(help="'local' (the shipped model) or the base URL of a System One server. Default: [tool.seams.lint] judge, else local.")] = None,
+    judge: Annotated[str | None, typer.Option(help="'local' (the shipped model) or the base URL of a System One server. Default: \\[tool.seams.lint] judge, else local.")] = None,
     model: Annotated[str | None, typer.Option(help="Model id for a remote judge.")] = None,
     api_key: Annotated[str | None, typer.Option(help="Bearer key for a remote judge (default: $TYPESAFE_API_KEY).", show_default=False)] = None,
     model_dir: Annotated[Path | None, typer.Option(help="A local model directory instead of the shipped model (default: $SEAMS_MODEL_DIR).")] = None,
     threads: Annotated[int | None, typer.Option(help="onnxruntime threads for the local model (default: one per core).")] = None,
     no_judge: Annotated[bool, typer.Option("--no-judge", help="Run the deterministic checks only; ask no judge.")] = False,
-    fail_on: Annotated[str | None, typer.Option(help="Exit 1 on findings at or above this severity: error, warning or note. Default: [tool.seams.lint] fail-on, else error.")] = None,
+    fail_on: Annotated[str | None, typer.Option(help="Exit 1 on findings at or above this severity: error, warning or note. Default: \\[tool.seams.lint] fail-on, else error.")] = None,
     baseline: Annotated[Path | None, typer.Option(help="A baseline file: findings it lists are accepted, not reported.")] = None,
     write_baseline: Annotated[Path | None, typer.Option(help="Write every current finding to this baseline file and exit 0.")] = None,
     show_unsure: Annotated[bool, typer.Option("--show-unsure", help="Also report units the judge is unsure about (between a rule's thresholds) as notes.")] = False,
     rule: Annotated[list[str] | None, typer.Option("--rule", "-r", help="Run only this rule id (repeatable).")] = None,
-    cache: Annotated[Path | None, typer.Option(help=f"Answer cache (SQLite). Default: [tool.seams.lint] cache, else {DEFAULT_CACHE} under the project root.")] = None,
+    cache: Annotated[Path | None, typer.Option(help=f"Answer cache (SQLite). Default: \\[tool.seams.lint] cache, else {DEFAULT_CACHE} under the project root.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not cache answers.")] = False,
-    config: Annotated[Path | None, typer.Option(help="The pyproject.toml to read [tool.seams.lint] from (default: the nearest one).")] = None,
+    config: Annotated[Path | None, typer.Option(help="The pyproject.toml to read \\[tool.seams.lint] from (default: the nearest one).")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file instead of stdout.")] = None,
 ) -> None:
     """Ask the lint rules (rubrics) about functions, methods and classes, or changed hunks.
@@ -60,11 +61,14 @@ def lint(
         accepted = _accepted(baseline or cfg.baseline) if write_baseline is None else None
         the_judge = None
         if not no_judge:
+            _say_judge_off(rules)
+        if not no_judge and any(r.asks_judge for r in rules):
             the_judge = _lint_judge(judge or cfg.judge or "local", model=model, api_key=api_key, model_dir=model_dir,
                                     threads=threads, cache=None if no_cache else cache or cfg.cache or root / DEFAULT_CACHE)
-        progress = _progress() if sys.stderr.isatty() and fmt == "text" else None
-        result = _run_showing_warnings(targets, rules, judge=the_judge, root=root, changed=changed,
-                                       exclude=cfg.exclude, baseline=accepted, progress=progress, show_unsure=show_unsure)
+        with progress_bar("judging units") as progress:
+            result = _run_showing_warnings(targets, rules, judge=the_judge, root=root, changed=changed,
+                                           exclude=cfg.exclude, baseline=accepted, progress=progress,
+                                           show_unsure=show_unsure)
         if write_baseline is not None:
             from ..lint import Baseline
 
@@ -116,6 +120,16 @@ def _accepted(baseline_path: Path | None) -> Baseline | None:
     from ..lint import Baseline
 
     return None if baseline_path is None else Baseline.load(baseline_path)
+
+
+def _say_judge_off(rules: list[Rule]) -> None:
+    """One note per rule whose model half is switched off: why, and what still runs."""
+    for r in rules:
+        if not r.asks_judge:  # the judge is never asked for it
+            after = ("its deterministic check still runs" if r.meta.check
+                     else "it has no deterministic check, so it finds nothing")
+            err_console.print(f"[yellow]note:[/yellow] rule {r.id}: the judge is not asked "
+                              f"({escape(r.meta.judge_off or '')}); {after}", highlight=False)
 
 
 def _lint_judge(spec: str, *, model: str | None, api_key: str | None, model_dir: Path | None, threads: int | None,
@@ -179,14 +193,3 @@ def _usage(message: str) -> Exception:
     from ..errors import InputError
 
     return InputError(message)
-
-
-def _progress():
-    """A callback drawing `done/total units judged` on stderr (only on a terminal)."""
-
-    def draw(done: int, total: int) -> None:
-        end = "\n" if done >= total else "\r"
-        sys.stderr.write(f"judging {done}/{total} units{end}")
-        sys.stderr.flush()
-
-    return draw

@@ -33,8 +33,9 @@ def models(
         print_json({"models": rows})
         return
     table = Table(title=f"models ({judge})")
-    for col in ("name", "description", "release date"):
-        table.add_column(col)
+    table.add_column("name", no_wrap=True)  # a model id is copied whole into --model
+    table.add_column("description")
+    table.add_column("release date", no_wrap=True)
     for m in rows:
         table.add_row(str(m.get("name")), str(m.get("description") or ""), str(m.get("release_date") or ""))
     console.print(table)

@@ -12,6 +12,7 @@ from . import app
 from ._common import console, errors_to_exit, make_judge, print_json
 from .ask import _load_rubric
 from .calibrate import DirOpt, JsonOpt, JudgeOpt, KeyOpt, ModelOpt, QuietOpt, RubricArg
+from .progress import progress_bar
 
 
 @app.command()
@@ -30,7 +31,6 @@ def score(
     quiet: QuietOpt = False,
 ) -> None:
     """Decide every trace not yet in the output; print how many were scored, by outcome."""
-    from ..calibration.run import _Progress
     from ..errors import InputError
     from ..score import done_ids, read_traces, score as run
 
@@ -48,10 +48,18 @@ def score(
         else:
             done = done_ids(dest)
             total = sum(1 for t in read_traces(traces) if t.id not in done)
-        with _Progress(total, "scoring", enabled=not (quiet or as_json)) as bar:
+        with progress_bar("scoring", quiet=quiet or as_json) as progress:
+            counted = 0
+
+            def advance(k: int) -> None:  # the scorer counts traces a batch wrote; the bar wants done/total
+                nonlocal counted
+                counted += k
+                if progress is not None:
+                    progress(counted, total)
+
             summary = run(r, traces, dest, engine=engine, workers=workers, batch_size=batch_size,  # type: ignore[arg-type]
                           judge=factory() if engine == "local" else None, judge_factory=factory,
-                          progress=bar.advance)
+                          progress=advance)
         data = {"out": str(dest), "total": summary.total, "skipped": summary.skipped, "scored": summary.scored,
                 "outcomes": summary.outcomes, "items_per_s": round(summary.items_per_s, 1)}
         if as_json:

@@ -96,7 +96,7 @@ async def aanswer_each(judge: Judge, states: Sequence[Any], questions: Questions
         try:
             return list(await judge.aask_many(states, questions))
         except (JudgeError, StateError):
-            pass
+            pass  # find out which state failed, one by one
     out: list[Answered] = []
     for state in states:
         try:

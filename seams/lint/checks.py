@@ -12,7 +12,9 @@ Checks are named; a rule opts in with `check = "<name>"` in its lint metadata.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -77,17 +79,70 @@ def _broad(handler: ast.ExceptHandler) -> bool:
     )
 
 
+def _returns_none(body: list[ast.stmt]) -> bool:
+    """`return` or `return None` (after statements that do nothing): the failure becomes a None
+    the caller cannot tell from a real one."""
+    if not body or not isinstance(body[-1], ast.Return) or not _only_nothing(body[:-1]):
+        return False
+    value = body[-1].value
+    return value is None or (isinstance(value, ast.Constant) and value.value is None)
+
+
+def _several(handler: ast.ExceptHandler) -> bool:
+    """A tuple of two or more exception types: a list of failures, all of them dropped."""
+    return isinstance(handler.type, ast.Tuple) and len(handler.type.elts) > 1
+
+
+def _comment_lines(text: str) -> set[int]:
+    """Lines (1-based, of `text`) holding a comment that says something: not a pragma, `noqa`
+    or type comment."""
+    lines: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and not _PRAGMA.match(tok.string):
+                lines.add(tok.start[0])
+    except (tokenize.TokenError, SyntaxError):
+        return lines  # the lines read so far; ast parsed the text, so this is an edge case
+    return lines
+
+
+_PRAGMA = re.compile(r"#\s*(pragma\b|noqa\b|type:|fmt:|pylint:|seams:)")
+
+
 def swallowed_error(unit: Unit) -> list[Hit]:
-    """A bare or broad `except` (Exception, BaseException) whose body does nothing."""
+    """An `except` that drops the error for certain.
+
+    * a bare or broad one (`Exception`, `BaseException`) whose body does nothing, or only
+      `return`s None;
+    * one naming several exception types, `except (ValueError, KeyError):`, whose body does
+      nothing and no comment in it says why (`continue  # a damaged entry is asked again` is a
+      decision written down, not a silent drop).
+
+    A single narrow type doing nothing (`except KeyError: pass`) may be the point, and a narrow
+    `return None` is often a parse-or-None: those are left to the rule's judge.
+    """
     tree = _parse(unit)
     if tree is None:
         return []
+    comments: set[int] | None = None
     hits = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ExceptHandler) and _broad(node) and _only_nothing(node.body):
-            start, end = _abs(unit, node)
-            what = "a bare `except:`" if node.type is None else f"`except {ast.unparse(node.type)}`"
-            hits.append(Hit(start, end, f"{what} whose body does nothing swallows every error"))
+        if not isinstance(node, ast.ExceptHandler):
+            continue
+        what = "a bare `except:`" if node.type is None else f"`except {ast.unparse(node.type)}`"
+        if _broad(node) and _only_nothing(node.body):
+            why = f"{what} whose body does nothing swallows every error"
+        elif _broad(node) and _returns_none(node.body):
+            why = f"{what} that returns None turns every error into a silent None"
+        elif _several(node) and _only_nothing(node.body):
+            comments = _comment_lines(unit.text) if comments is None else comments
+            if any(node.lineno <= ln <= (node.end_lineno or node.lineno) for ln in comments):
+                continue
+            why = f"{what} whose body does nothing swallows all of them"
+        else:
+            continue
+        start, end = _abs(unit, node)
+        hits.append(Hit(start, end, why))
     return hits
 
 

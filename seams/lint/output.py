@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..wording import plural
 from .engine import Finding, LintResult
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -67,10 +68,10 @@ def render_text(result: LintResult) -> str:
         lines.append(f"{f.path}:{f.lines}: {f.severity} [{f.rule}] {f.message} — {f.unit} ({_evidence(f)})")
     s = summary(result)
     sev = ", ".join(f"{n} {k}" for k, n in s["by_severity"].items() if n)
-    head = f"{s['findings']} finding{'s' if s['findings'] != 1 else ''}" + (f" ({sev})" if sev else "")
+    head = plural(s["findings"], "finding") + (f" ({sev})" if sev else "")
     judge = f"{s['judged']} asked of judge {result.model}" if result.model else "no judge asked (checks only)"
     lines.append(
-        f"{head} in {s['files']} file(s), {s['units']} unit(s); {judge}, "
+        f"{head} in {plural(s['files'], 'file')}, {plural(s['units'], 'unit')}; {judge}, "
         f"{s['checked']} decided by checks; {s['unsure']} unsure (not shown; --show-unsure lists them); "
         f"{s['suppressed']} suppressed inline, {s['baselined']} accepted by the baseline; {s['elapsed_s']:.1f}s"
     )
@@ -189,7 +190,8 @@ def render_github(result: LintResult) -> str:
         msg = f"{f.message} — {f.unit} ({_evidence(f)})"
         out.append(f"::{_GITHUB_LEVEL[f.severity]} {props}::{_escape_data(msg)}")
     s = summary(result)
-    out.append(f"seams lint: {s['findings']} finding(s), {s['judged']} unit(s) judged, {s['checked']} by checks")
+    out.append(f"seams lint: {plural(s['findings'], 'finding')}, {plural(s['judged'], 'unit')} judged, "
+               f"{s['checked']} by checks")
     return "\n".join(out) + "\n"
 
 

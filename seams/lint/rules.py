@@ -58,6 +58,11 @@ class LintMeta(BaseModel):
     #: A deterministic check (see `checks.CHECKS`) run before the judge; certain hits skip it.
     check: str | None = None
     enabled: bool = True
+    #: Why the judge is not asked for this rule (its deterministic check still runs): a rule whose
+    #: model half was measured to carry no signal is switched off here, with the measurement, so
+    #: it costs no judge calls and `seams lint` says why once per run. `""` turns the judge back on
+    #: (say, for a System One judge measured to read code).
+    judge_off: str | None = None
 
     @field_validator("kinds")
     @classmethod
@@ -76,6 +81,11 @@ class LintMeta(BaseModel):
             except re.error as exc:
                 raise ValueError(f"`when` is not a valid regular expression: {exc}") from None
         return value
+
+    @field_validator("judge_off")
+    @classmethod
+    def _reason(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
 
     @field_validator("check")
     @classmethod
@@ -113,9 +123,15 @@ class Rule:
             glob_match(g, rel_path) for g in self.meta.exclude
         )
 
+    @property
+    def asks_judge(self) -> bool:
+        """False when the rule's model half is switched off (`judge_off`)."""
+        return self.meta.judge_off is None
+
     def wants(self, text: str) -> bool:
-        """Whether a unit's text passes the rule's prefilter (always, without one)."""
-        return self._when is None or self._when.search(text) is not None
+        """Whether a unit goes to the judge: the rule asks one, and the unit's text passes its
+        prefilter (always, without one)."""
+        return self.asks_judge and (self._when is None or self._when.search(text) is not None)
 
     def state_for(self, unit_state: dict[str, str]) -> Any:
         """The unit's state in the shape the rubric declares (text: the code alone)."""

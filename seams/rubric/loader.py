@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
+import functools
 import re
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ from ruamel.yaml.events import (
     ScalarEvent,
 )
 
-from ..errors import RubricError, validation_problems
+from ..errors import RubricError, ValidationProblem, validation_problems
 from ..state import MAX_DEPTH, json_problem
 
 #: The most nodes a rubric may hold once its YAML aliases are expanded. The largest built-in
@@ -138,14 +141,14 @@ def position(doc: CommentedMap, loc: Sequence[Any]) -> tuple[int | None, int | N
                 line, col = node.lc.key(key)
                 best = (line + 1, col + 1)
             except (KeyError, TypeError, AttributeError):
-                pass
+                pass  # this node has no recorded position: the parent's stands
             node = node[key]
         elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
             try:
                 line, col = node.lc.item(part)
                 best = (line + 1, col + 1)
             except (KeyError, TypeError, AttributeError):
-                pass
+                pass  # this node has no recorded position: the parent's stands
             node = node[part]
     return best
 
@@ -160,14 +163,50 @@ def _find_key(node: CommentedMap, part: Any) -> Any:
 
 
 def located_error(exc: ValidationError, doc: CommentedMap, path: str | None) -> RubricError:
-    """The first validation error, with its position, field path, message and input."""
-    problems = validation_problems(exc)
-    first = problems[0]
-    loc = list(first.loc)
+    """Every validation error, each with its position, field path and message; the first leads
+    and the rest ride along in `others` (so a misspelt key does not hide a second mistake)."""
+    errors = [_located(p, doc, path) for p in validation_problems(exc)]
+    first = errors[0]
+    return RubricError(first.message, path=path, line=first.line, column=first.column, field=first.field,
+                       others=errors[1:])
+
+
+def _located(problem: ValidationProblem, doc: CommentedMap, path: str | None) -> RubricError:
+    loc = list(problem.loc)
     line, col = position(doc, loc)
     field = ".".join(str(p) for p in loc if p not in ("noul", "choice", "score") or loc.index(p) == 0)
-    more = f" (and {len(problems) - 1} more error(s))" if len(problems) > 1 else ""
-    return RubricError(first.message + more, path=path, line=line, column=col, field=field or None)
+    msg = problem.message
+    if problem.type == "extra_forbidden" and loc:
+        guess = difflib.get_close_matches(str(loc[-1]), _schema_keys(), n=1, cutoff=0.75)
+        if guess:
+            msg += f"; did you mean {guess[0]!r}?"
+    return RubricError(msg, path=path, line=line, column=col, field=field or None)
+
+
+@functools.cache
+def _schema_keys() -> tuple[str, ...]:
+    """Every key a rubric file may use (field names and aliases of the rubric's models): what a
+    misspelt key is matched against."""
+    from pydantic import BaseModel
+
+    from .schema import RubricSpec
+
+    keys: set[str] = set()
+    seen: set[type] = set()
+
+    def walk(tp: Any) -> None:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if tp in seen:
+                return
+            seen.add(tp)
+            for name, f in tp.model_fields.items():
+                keys.add(f.alias or name)
+                walk(f.annotation)
+        for arg in typing.get_args(tp):
+            walk(arg)
+
+    walk(RubricSpec)
+    return tuple(sorted(keys))
 
 
 def read_text(path: str | Path) -> str:

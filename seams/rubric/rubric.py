@@ -473,7 +473,7 @@ def builtin_path(name: str) -> Path:
     try:
         candidates.append(Path(str(resources.files("seams") / "_rubrics" / rel)))
     except (ModuleNotFoundError, TypeError):  # pragma: no cover
-        pass
+        pass  # not an installed package: the source tree's rubrics/ below
     candidates.append(Path(__file__).resolve().parents[2] / "rubrics" / rel)
     for c in candidates:
         if c.is_file():
@@ -486,7 +486,7 @@ def builtin_names() -> list[str]:
     try:
         roots.insert(0, Path(str(resources.files("seams") / "_rubrics")))
     except (ModuleNotFoundError, TypeError):  # pragma: no cover
-        pass
+        pass  # not an installed package: the source tree's rubrics/ below
     for root in roots:
         if root.is_dir():
             return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml"))
