@@ -177,7 +177,7 @@ def test_ask_states_the_cost_of_a_long_state_before_it_starts(tiny_model_dir):
     assert r.exit_code == 0, r.output
     windows = json.loads(r.stdout)["windows"]
     assert windows > 1
-    assert f"judged in {windows} window(s); {10 * windows} model runs" in r.stderr
+    assert f"judged in {windows} windows; {10 * windows} model runs (1 question)" in r.stderr
 
 
 def test_ask_says_nothing_extra_for_a_short_state(tiny_model_dir):

@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```(python|bash)\n(.*?)^```", re.M | re.S)
 NO_RUN = re.compile(r"<!--\s*no-run:\s*(.+?)\s*-->\s*$")
-#: At most this many blocks may be left unrun; each one needs a reason in its marker.
-MAX_NO_RUN = 8
+#: At most this many blocks may be left unrun; each one needs a reason in its marker. (Three are
+#: docs/training.md's pipeline commands, three the remote judge's, which needs a server and a key.)
+MAX_NO_RUN = 10
 
 
 def blocks() -> list[tuple[str, str, str, str | None]]:
