@@ -546,6 +546,9 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
     restatement or memory-Choice wording. PAWS (same words, same or different meaning) is the one
     memory task the encoder learns only from many passes over its few thousand pairs; under the
     per-source cap it sees a fifth of them once. 0 draws no randomness.
+
+    One `rng` serves every family in turn, so the families are built in this fixed order (and each
+    draws in its own fixed order): a recorded mixture's hash only reproduces if neither changes.
     """
     rng = random.Random(seed)
     weights = weights or {}
@@ -554,20 +557,34 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
         raise ValueError(f"unknown task(s) in weights: {unknown}; known: {sorted(DEFAULT_SIZES)}")
     sizes = {k: max(0, int(v * scale * weights.get(k, 1.0))) for k, v in DEFAULT_SIZES.items()}
     ex: list[Example] = []
+    ex += _nli_examples(data, scale, sizes, question_pairs, rng)
+    ex += _memory_examples(data, scale, sizes, paws_passes, rng)
+    ex += _relevance_evidence_examples(data, scale, sizes, rng)
+    ex += _injection_examples(data, scale, sizes, seed, rng)
+    ex += _tool_examples(data, scale, sizes, seed, hard_tool_negatives, rng)
+    rng.shuffle(ex)
+    return ex
 
-    def pick(task: str) -> Any:
-        return rng.choice(W.train_wordings(task))
 
+def _pick(rng: random.Random, task: str) -> Any:
+    """A random training wording of `task`."""
+    return rng.choice(W.train_wordings(task))
+
+
+def _nli_examples(data: Path, scale: float, sizes: dict[str, int], question_pairs: int,
+                  rng: random.Random) -> list[Example]:
+    """Contradiction and entailment Nouls, the NLI Choice, QNLI pairs and NLI pairs asked as questions."""
+    ex: list[Example] = []
     nli = _cap_sources(nli_pairs(data, "train"), lambda p: p.source, int(6000 * scale), rng)
     for p in _balanced(nli, lambda p: p.label == "contradiction", sizes["contradiction"], 0.45, rng):
-        w = pick("contradiction")
+        w = _pick(rng, "contradiction")
         ex.append(_noul_example("contradiction", p.source, w, w.question(), w.state(p.a, p.b),
                                 p.label == "contradiction"))
     for p in _balanced(nli, lambda p: p.label == "entailment", sizes["entailment"], 0.45, rng):
-        w = pick("entailment")
+        w = _pick(rng, "entailment")
         ex.append(_noul_example("entailment", p.source, w, w.question(), w.state(p.a, p.b), p.label == "entailment"))
     for p in rng.sample(nli, min(len(nli), sizes["nli_choice"])):
-        w = pick("nli_choice")
+        w = _pick(rng, "nli_choice")
         q = w.question(dict(W.NLI_OPTIONS))
         ex.extend(_choice_examples("nli_choice", p.source, w, q, w.state(p.a, p.b), p.label))
     # A question cannot be contradicted by a passage that answers it (or by one that does not):
@@ -575,66 +592,91 @@ def build_mixture(data: Path = DEFAULT_DATA, seed: int = 13, scale: float = 1.0,
     # answering passages as contradictions. QNLI pairs: answers → entailment, others → neutral.
     qnli = [r for r in relevance_pairs(data, "train") if r[3] == "qnli"]
     for q_, s_, y, src in rng.sample(qnli, min(len(qnli), sizes["nli_choice"] // 4)):
-        w = pick("nli_choice")
+        w = _pick(rng, "nli_choice")
         q = w.question(dict(W.NLI_OPTIONS))
         ex.extend(_choice_examples("nli_choice", "qnli", w, q, w.state(q_, s_), "entailment" if y else "neutral"))
     if question_pairs > 0:
         asked = (as_question(p, rng) for p in rng.sample(nli, min(len(nli), 2 * question_pairs)))
         for q_, s_, lab in [x for x in asked if x is not None][:question_pairs]:
-            w = pick("nli_choice")
+            w = _pick(rng, "nli_choice")
             q = w.question(dict(W.NLI_OPTIONS))
             ex.extend(_choice_examples("nli_choice", "nli_as_question", w, q, w.state(q_, s_), lab))
+    return ex
 
+
+def _memory_examples(data: Path, scale: float, sizes: dict[str, int], paws_passes: int,
+                     rng: random.Random) -> list[Example]:
+    """Correction, restatement and adds Nouls, the memory Choice, then the extra PAWS passes."""
+    ex: list[Example] = []
     all_mem = memory_pairs(data, "train")
     mem = _cap_sources(all_mem, lambda p: p.source, int(4000 * scale), rng)
     for task, lab in (("correction", "corrects"), ("restatement", "restates"), ("adds", "adds")):
         for p in _balanced(mem, lambda p, lab=lab: p.label == lab, sizes[task], 0.45, rng):
-            w = pick(task)
+            w = _pick(rng, task)
             ex.append(_noul_example(task, p.source, w, w.question(), w.state(p.a, p.b), p.label == lab))
     for p in rng.sample(mem, min(len(mem), sizes["memory_choice"])):
-        w = pick("memory_choice")
+        w = _pick(rng, "memory_choice")
         opts = dict(W.MEMORY_OPTIONS)
         if "second sentence a restatement or a correction" in w.instructions and p.label != "adds":
             opts.pop("adds")
         ex.extend(_choice_examples("memory_choice", p.source, w, w.question(opts), w.state(p.a, p.b), p.label))
-
     if paws_passes > 0:
         ex.extend(_paws_examples([p for p in all_mem if p.source == "paws"], paws_passes, rng))
+    return ex
 
+
+def _relevance_evidence_examples(data: Path, scale: float, sizes: dict[str, int],
+                                 rng: random.Random) -> list[Example]:
+    """Relevance Nouls (question, passage), then usable-evidence Nouls (claim, evidence)."""
+    ex: list[Example] = []
     rel = relevance_pairs(data, "train")
     for q_, s, y, src in _balanced(rel, lambda r: r[2], sizes["relevance"], 0.45, rng):
-        w = pick("relevance")
+        w = _pick(rng, "relevance")
         ex.append(_noul_example("relevance", src, w, w.question(), w.state(q_, s), y))
     evi = _cap_sources(evidence_pairs(data, "train"), lambda r: r[3], int(900 * scale), rng)
     for c, e, y, src in _balanced(evi, lambda r: r[2], sizes["evidence"], 0.5, rng):
-        w = pick("evidence")
+        w = _pick(rng, "evidence")
         ex.append(_noul_example("evidence", src, w, w.question(), w.state(c, e), y))
+    return ex
 
+
+def _injection_examples(data: Path, scale: float, sizes: dict[str, int], seed: int,
+                        rng: random.Random) -> list[Example]:
+    """Prompt-injection Nouls (text, the task it arrived in)."""
+    ex: list[Example] = []
     inj = _cap_sources(injection_items(data, "train", seed), lambda r: r[3], int(1800 * scale), rng)
     for text, task, y, src in _balanced(inj, lambda r: r[2], sizes["injection"], 0.45, rng):
-        w = pick("injection")
+        w = _pick(rng, "injection")
         ex.append(_noul_example("injection", src, w, w.question(), w.state(text, task), y))
+    return ex
 
+
+def _tool_examples(data: Path, scale: float, sizes: dict[str, int], seed: int, hard_tool_negatives: float,
+                   rng: random.Random) -> list[Example]:
+    """Tool Choices, then "does any tool fit" gate Nouls."""
+    ex: list[Example] = []
     tools = tool_items(data, "train", seed)
     tools = _cap_sources(tools, lambda t: t.source, int(3000 * scale), rng)
     for it in rng.sample(tools, min(len(tools), sizes["tool_choice"])):
-        ex.extend(_tool_choice_examples(it, pick("tool_choice"), rng, hard_tool_negatives))
+        ex.extend(_tool_choice_examples(it, _pick(rng, "tool_choice"), rng, hard_tool_negatives))
     for it in rng.sample(tools, min(len(tools), sizes["tool_gate"])):
-        w = pick("tool_gate")
-        k = rng.randint(1, 5)
-        fits = it.gold is not None and rng.random() < 0.5
-        names = [n for n in it.pool if n != it.gold]
-        if hard_tool_negatives > 0 and rng.random() < hard_tool_negatives:
-            names = _closest_tools(it, names, 3 * k)
-        chosen = rng.sample(names, min(k, len(names)))
-        if fits:
-            chosen[rng.randrange(len(chosen))] = it.gold
-        listing = [f"{_maybe_swap_case(rng, n)}: {_short(it.pool[n], 20)}" if it.pool[n] else _maybe_swap_case(rng, n)
-                   for n in chosen]
-        ex.append(_noul_example("tool_gate", it.source, w, w.question(), w.state(it.request, listing), fits))
-
-    rng.shuffle(ex)
+        ex.append(_tool_gate_example(it, _pick(rng, "tool_gate"), rng, hard_tool_negatives))
     return ex
+
+
+def _tool_gate_example(it: ToolItem, w: Any, rng: random.Random, hard_tool_negatives: float) -> Example:
+    """One gate Noul: a roster of 1-5 tools that holds the gold one half the time (when there is one)."""
+    k = rng.randint(1, 5)
+    fits = it.gold is not None and rng.random() < 0.5
+    names = [n for n in it.pool if n != it.gold]
+    if hard_tool_negatives > 0 and rng.random() < hard_tool_negatives:
+        names = _closest_tools(it, names, 3 * k)
+    chosen = rng.sample(names, min(k, len(names)))
+    if fits and it.gold is not None:  # `fits` implies a gold tool; the test is for the type checker
+        chosen[rng.randrange(len(chosen))] = it.gold
+    listing = [f"{_maybe_swap_case(rng, n)}: {_short(it.pool[n], 20)}" if it.pool[n] else _maybe_swap_case(rng, n)
+               for n in chosen]
+    return _noul_example("tool_gate", it.source, w, w.question(), w.state(it.request, listing), fits)
 
 
 def _paws_examples(paws: list[Pair], passes: int, rng: random.Random) -> list[Example]:
