@@ -198,14 +198,15 @@ def train(
     freeze_layers: int = 0,
     l2sp: float = 0.0,
 ) -> Path:
+    """Train on `mixture` into `out` (checkpoints, `train_args.json`, `final/`); returns `final/`.
+
+    The steps run in a fixed order because they share torch's random state (the head's initial
+    weights, dropout): a resumed or repeated run only matches when none of them moves.
+    """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
-    from transformers import (
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-        get_linear_schedule_with_warmup,
-    )
+    from transformers import AutoTokenizer
 
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -214,49 +215,22 @@ def train(
     base = base_model_dir()
     tok = AutoTokenizer.from_pretrained(base)
     examples = read_mixture(mixture)
-    hyps = [e.hypothesis for e in examples]
-    states = [e.state for e in examples]
     labels = [e.label for e in examples]
     groups = [e.group for e in examples] if listwise > 0 else None
-    enc = tok(hyps, states, truncation="longest_first", max_length=max_length)
-    lengths = [len(x) for x in enc["input_ids"]]
-    print(f"{len(examples)} pairs; mean tokens {sum(lengths) / len(lengths):.1f}; "
-          f"truncated {sum(1 for n in lengths if n >= max_length)}", flush=True)
-
-    schedule = []
-    for ep in range(epochs):
-        schedule.extend(make_batches(lengths, batch_size, seed + ep, groups=groups))
+    enc, lengths = _encode(tok, examples, max_length)
+    schedule = _schedule(lengths, batch_size, seed, epochs, groups)
     total = len(schedule) if limit_steps is None else min(limit_steps, len(schedule))
 
-    if head == "mean":
-        model = MeanPoolCrossEncoder.build(base)
-        if init_from is not None:
-            model.load_state_dict(torch.load(init_from / "model.pt", map_location="cpu"))
-    else:
-        model = AutoModelForSequenceClassification.from_pretrained(init_from or base, num_labels=1)
+    model = _build_model(torch, head, base, init_from)
     frozen = freeze_lower(model, freeze_layers)
     trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     # L2-SP: a pull towards the starting weights (not towards zero), so what the base encoder knew
     # is given up only where the data pay for it
     anchor = {n: p.detach().clone() for n, p in trainable if not n.startswith("classifier")} if l2sp > 0 else {}
-    no_decay = ("bias", "LayerNorm.weight")
-    param_groups = [
-        {"params": [p for n, p in trainable if not any(k in n for k in no_decay)], "weight_decay": weight_decay},
-        {"params": [p for n, p in trainable if any(k in n for k in no_decay)], "weight_decay": 0.0},
-    ]
-    opt = torch.optim.AdamW(param_groups, lr=lr)
     n_warm = warmup_steps if warmup_steps is not None else int(warmup * total)
-    sched = get_linear_schedule_with_warmup(opt, n_warm, total)
-    step = 0
+    opt, sched = _optimiser(torch, trainable, lr, weight_decay, n_warm, total)
     ckpt = out / "checkpoint.pt"
-    if resume and ckpt.exists():
-        state = torch.load(ckpt, map_location="cpu", weights_only=False)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        step = state["step"]
-        torch.set_rng_state(state["torch_rng"])
-        print(f"resumed at step {step}/{total}", flush=True)
+    step = _resume(torch, ckpt, model, opt, sched, total) if resume and ckpt.exists() else 0
     (out / "train_args.json").write_text(json.dumps({
         "mixture": str(mixture), "seed": seed, "epochs": epochs, "batch_size": batch_size, "lr": lr,
         "warmup": warmup, "weight_decay": weight_decay, "max_length": max_length, "steps": total,
@@ -271,38 +245,127 @@ def train(
     run_loss, run_n = 0.0, 0
     start_step = step
     while step < total:
-        b = schedule[step]
-        feats = tok.pad({k: [enc[k][i] for i in b] for k in ("input_ids", "attention_mask", "token_type_ids")},
-                        return_tensors="pt")
-        y = torch.tensor([labels[i] for i in b], dtype=torch.float32)
-        result = model(**feats)
-        logits = (result if head == "mean" else result.logits).squeeze(-1)
-        loss = loss_fn(logits, y)
-        if groups is not None:
-            lw = listwise_loss(torch, logits, [labels[i] for i in b], [groups[i] for i in b])
-            if lw is not None:
-                loss = loss + listwise * lw
-        if anchor:
-            params = dict(trainable)
-            loss = loss + l2sp * sum(((params[n] - a) ** 2).sum() for n, a in anchor.items())
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_([p for _, p in trainable], 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
+        feats, y = _batch(torch, tok, enc, labels, schedule[step])
+        loss = _loss(torch, model, head, loss_fn, feats, y, schedule[step], labels, groups, listwise,
+                     trainable, anchor, l2sp)
+        _optimiser_step(torch, loss, trainable, opt, sched)
         step += 1
         run_loss += loss.item()
         run_n += 1
         if step % 20 == 0 or step == total:
-            el = time.time() - t0
-            rate = (step - start_step) / el
-            eta = (total - step) / rate if rate else math.inf
-            print(f"step {step}/{total} loss {run_loss / run_n:.4f} lr {sched.get_last_lr()[0]:.2e} "
-                  f"{rate:.2f} step/s eta {eta / 60:.1f} min", flush=True)
+            _progress(step, total, start_step, t0, run_loss / run_n, sched)
             run_loss, run_n = 0.0, 0
         if step % ckpt_every == 0 or step == total:
             _save_ckpt(torch, ckpt, model, opt, sched, step)
-    final = out / "final"
+    final = _save_final(torch, model, tok, head, out / "final")
+    (out / "train_done.json").write_text(json.dumps({"steps": total, "wall_s_this_session": time.time() - t0}))
+    print(f"done: {final}", flush=True)
+    return final
+
+
+def _encode(tok: Any, examples: list[Any], max_length: int) -> tuple[Any, list[int]]:
+    """Every pair tokenised once, hypothesis first, and its length in tokens (printed in summary)."""
+    enc = tok([e.hypothesis for e in examples], [e.state for e in examples], truncation="longest_first",
+              max_length=max_length)
+    lengths = [len(x) for x in enc["input_ids"]]
+    print(f"{len(examples)} pairs; mean tokens {sum(lengths) / len(lengths):.1f}; "
+          f"truncated {sum(1 for n in lengths if n >= max_length)}", flush=True)
+    return enc, lengths
+
+
+def _schedule(lengths: list[int], batch_size: int, seed: int, epochs: int,
+              groups: list[str] | None) -> list[list[int]]:
+    """Every step's batch, epoch after epoch (epoch `ep` shuffled with `seed + ep`)."""
+    schedule = []
+    for ep in range(epochs):
+        schedule.extend(make_batches(lengths, batch_size, seed + ep, groups=groups))
+    return schedule
+
+
+def _build_model(torch: Any, head: str, base: Path, init_from: Path | None) -> Any:
+    """The model to train: the base encoder with a fresh head, or another run's `final/` weights."""
+    if head == "mean":
+        model = MeanPoolCrossEncoder.build(base)
+        if init_from is not None:
+            model.load_state_dict(torch.load(init_from / "model.pt", map_location="cpu"))
+        return model
+    from transformers import AutoModelForSequenceClassification
+
+    return AutoModelForSequenceClassification.from_pretrained(init_from or base, num_labels=1)
+
+
+def _optimiser(torch: Any, trainable: list[tuple[str, Any]], lr: float, weight_decay: float, n_warm: int,
+               total: int) -> tuple[Any, Any]:
+    """AdamW (no weight decay on biases and LayerNorm weights) and its linear warm-up/decay schedule."""
+    from transformers import get_linear_schedule_with_warmup
+
+    no_decay = ("bias", "LayerNorm.weight")
+    param_groups = [
+        {"params": [p for n, p in trainable if not any(k in n for k in no_decay)], "weight_decay": weight_decay},
+        {"params": [p for n, p in trainable if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+    opt = torch.optim.AdamW(param_groups, lr=lr)
+    return opt, get_linear_schedule_with_warmup(opt, n_warm, total)
+
+
+def _resume(torch: Any, ckpt: Path, model: Any, opt: Any, sched: Any, total: int) -> int:
+    """Restore model, optimiser, schedule and torch's random state from `ckpt`; returns its step."""
+    state = torch.load(ckpt, map_location="cpu", weights_only=False)
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["optimizer"])
+    sched.load_state_dict(state["scheduler"])
+    step = state["step"]
+    torch.set_rng_state(state["torch_rng"])
+    print(f"resumed at step {step}/{total}", flush=True)
+    return step
+
+
+def _batch(torch: Any, tok: Any, enc: Any, labels: list[float], b: list[int]) -> tuple[Any, Any]:
+    """The padded inputs and the labels of the pairs `b`."""
+    feats = tok.pad({k: [enc[k][i] for i in b] for k in ("input_ids", "attention_mask", "token_type_ids")},
+                    return_tensors="pt")
+    return feats, torch.tensor([labels[i] for i in b], dtype=torch.float32)
+
+
+def _loss(torch: Any, model: Any, head: str, loss_fn: Any, feats: Any, y: Any, b: list[int], labels: list[float],
+          groups: list[str] | None, listwise: float, trainable: list[tuple[str, Any]], anchor: dict[str, Any],
+          l2sp: float) -> Any:
+    """One batch's loss: binary cross-entropy, plus the weighted listwise loss over its groups and
+    the L2-SP pull towards the anchor, where those are on."""
+    result = model(**feats)
+    logits = (result if head == "mean" else result.logits).squeeze(-1)
+    loss = loss_fn(logits, y)
+    if groups is not None:
+        lw = listwise_loss(torch, logits, [labels[i] for i in b], [groups[i] for i in b])
+        if lw is not None:
+            loss = loss + listwise * lw
+    if anchor:
+        params = dict(trainable)
+        loss = loss + l2sp * sum(((params[n] - a) ** 2).sum() for n, a in anchor.items())
+    return loss
+
+
+def _optimiser_step(torch: Any, loss: Any, trainable: list[tuple[str, Any]], opt: Any, sched: Any) -> None:
+    """Backpropagate, clip the gradient norm at 1.0, step the optimiser and the schedule."""
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_([p for _, p in trainable], 1.0)
+    opt.step()
+    sched.step()
+    opt.zero_grad(set_to_none=True)
+
+
+def _progress(step: int, total: int, start_step: int, t0: float, loss: float, sched: Any) -> None:
+    """One progress line: mean loss since the last, learning rate, speed and time left."""
+    el = time.time() - t0
+    rate = (step - start_step) / el
+    eta = (total - step) / rate if rate else math.inf
+    print(f"step {step}/{total} loss {loss:.4f} lr {sched.get_last_lr()[0]:.2e} "
+          f"{rate:.2f} step/s eta {eta / 60:.1f} min", flush=True)
+
+
+def _save_final(torch: Any, model: Any, tok: Any, head: str, final: Path) -> Path:
+    """The trained model in `final/`: a state dict (mean head) or a Hugging Face directory, the
+    tokenizer, and which head it is (`load_trained` reads it)."""
     final.mkdir(parents=True, exist_ok=True)
     if head == "mean":
         torch.save(model.state_dict(), final / "model.pt")
@@ -310,8 +373,6 @@ def train(
         model.save_pretrained(final)
     tok.save_pretrained(final)
     (final / "seams_head.json").write_text(json.dumps({"head": head}))
-    (out / "train_done.json").write_text(json.dumps({"steps": total, "wall_s_this_session": time.time() - t0}))
-    print(f"done: {final}", flush=True)
     return final
 
 
