@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from . import REPO, SHARED_DATA
@@ -22,6 +23,12 @@ DEFAULT_OUT = REPO / "seams" / "models" / "seams-minilm"
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return COMMANDS[args.cmd](args)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per pipeline step."""
     ap = argparse.ArgumentParser(prog="python -m training")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
@@ -75,63 +82,78 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--run", type=Path, required=True)
     c.add_argument("--out", type=Path, default=DEFAULT_OUT)
     c.add_argument("--metrics", type=Path, default=None)
+    return ap
 
-    args = ap.parse_args(argv)
-    if args.cmd == "build":
-        from .mixture import build_mixture, write_mixture
 
-        weights = {k: float(v) for k, v in (kv.split("=") for kv in args.weights.split(",") if kv)}
-        ex = build_mixture(args.data, seed=args.seed, scale=args.scale, weights=weights,
-                           hard_tool_negatives=args.hard_tool_negatives, question_pairs=args.question_pairs,
-                           paws_passes=args.paws_passes)
-        if args.written_passes > 0:
-            import random as _random
+def _build(args: argparse.Namespace) -> int:
+    """Build the mixture (plus the written corpus's passes) and record its summary in mixture.json."""
+    from .mixture import build_mixture, write_mixture
 
-            from .written import examples as written_examples
+    weights = {k: float(v) for k, v in (kv.split("=") for kv in args.weights.split(",") if kv)}
+    ex = build_mixture(args.data, seed=args.seed, scale=args.scale, weights=weights,
+                       hard_tool_negatives=args.hard_tool_negatives, question_pairs=args.question_pairs,
+                       paws_passes=args.paws_passes)
+    if args.written_passes > 0:
+        import random as _random
 
-            ex.extend(written_examples(seed=args.seed, passes=args.written_passes, root=args.data / "written"))
-            _random.Random(args.seed).shuffle(ex)
-        digest = write_mixture(ex, args.run / "mixture.jsonl")
-        tasks = Counter(x.task for x in ex)
-        sources = Counter(f"{x.task}/{x.source}" for x in ex)
-        pos = Counter(x.task for x in ex if x.label >= 0.5)
-        info = {
-            "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "weights": weights,
-            "hard_tool_negatives": args.hard_tool_negatives, "question_pairs": args.question_pairs,
-            "paws_passes": args.paws_passes, "written_passes": args.written_passes,
-            "data": str(args.data),
-            "tasks": dict(tasks.most_common()), "positives": dict(pos), "sources": dict(sorted(sources.items())),
-            "wordings": dict(Counter(x.wording for x in ex)),
-        }
-        (args.run / "mixture.json").write_text(json.dumps(info, indent=2))
-        print(json.dumps({"pairs": len(ex), "hash": digest, "tasks": info["tasks"]}, indent=2))
-        return 0
-    if args.cmd == "train":
-        from .train import train
+        from .written import examples as written_examples
 
-        train(args.run / "mixture.jsonl", args.run, seed=args.seed, epochs=args.epochs, batch_size=args.batch_size,
-              lr=args.lr, max_length=args.max_length, threads=args.threads, ckpt_every=args.ckpt_every,
-              resume=args.resume, limit_steps=args.limit_steps, head=args.head,
-              warmup_steps=args.warmup_steps, init_from=args.init_from, listwise=args.listwise,
-              freeze_layers=args.freeze_layers, l2sp=args.l2sp)
-        return 0
-    if args.cmd == "average":
-        from .average import average
+        ex.extend(written_examples(seed=args.seed, passes=args.written_passes, root=args.data / "written"))
+        _random.Random(args.seed).shuffle(ex)
+    digest = write_mixture(ex, args.run / "mixture.jsonl")
+    tasks = Counter(x.task for x in ex)
+    sources = Counter(f"{x.task}/{x.source}" for x in ex)
+    pos = Counter(x.task for x in ex if x.label >= 0.5)
+    info = {
+        "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "weights": weights,
+        "hard_tool_negatives": args.hard_tool_negatives, "question_pairs": args.question_pairs,
+        "paws_passes": args.paws_passes, "written_passes": args.written_passes,
+        "data": str(args.data),
+        "tasks": dict(tasks.most_common()), "positives": dict(pos), "sources": dict(sorted(sources.items())),
+        "wordings": dict(Counter(x.wording for x in ex)),
+    }
+    (args.run / "mixture.json").write_text(json.dumps(info, indent=2))
+    print(json.dumps({"pairs": len(ex), "hash": digest, "tasks": info["tasks"]}, indent=2))
+    return 0
 
-        command = "python -m training average " + " ".join(f"--from {r}" for r in args.runs) + f" --run {args.run}"
-        print(json.dumps(average(args.runs, args.run, command), indent=2))
-        return 0
-    if args.cmd == "export":
-        from .export import export
 
-        export(args.run, args.out, choice_temperature=args.choice_temperature)
-        return 0
-    if args.cmd == "card":
-        from .card import write_card
+def _train(args: argparse.Namespace) -> int:
+    from .train import train
 
-        write_card(args.run, args.out, args.metrics)
-        return 0
-    return 2
+    train(args.run / "mixture.jsonl", args.run, seed=args.seed, epochs=args.epochs, batch_size=args.batch_size,
+          lr=args.lr, max_length=args.max_length, threads=args.threads, ckpt_every=args.ckpt_every,
+          resume=args.resume, limit_steps=args.limit_steps, head=args.head,
+          warmup_steps=args.warmup_steps, init_from=args.init_from, listwise=args.listwise,
+          freeze_layers=args.freeze_layers, l2sp=args.l2sp)
+    return 0
+
+
+def _average(args: argparse.Namespace) -> int:
+    from .average import average
+
+    command = "python -m training average " + " ".join(f"--from {r}" for r in args.runs) + f" --run {args.run}"
+    print(json.dumps(average(args.runs, args.run, command), indent=2))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .export import export
+
+    export(args.run, args.out, choice_temperature=args.choice_temperature)
+    return 0
+
+
+def _card(args: argparse.Namespace) -> int:
+    from .card import write_card
+
+    write_card(args.run, args.out, args.metrics)
+    return 0
+
+
+#: What each subcommand runs (the modules load only when their command does: no torch for `build`).
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "build": _build, "train": _train, "average": _average, "export": _export, "card": _card,
+}
 
 
 if __name__ == "__main__":
