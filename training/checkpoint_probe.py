@@ -31,9 +31,11 @@ def probe(checkpoint: Path | None, split: str, n: int, seed: int = 7) -> dict[st
 
     torch.set_num_threads(1)
     model = MeanPoolCrossEncoder.build(base_model_dir())
+    step = 0
     if checkpoint is not None:
         state = torch.load(checkpoint, map_location="cpu", weights_only=False)
         model.load_state_dict(state.get("model", state))
+        step = state.get("step", step)
     model.eval()
     tok = AutoTokenizer.from_pretrained(base_model_dir())
     pool = items(split)
@@ -57,8 +59,7 @@ def probe(checkpoint: Path | None, split: str, n: int, seed: int = 7) -> dict[st
             "choice_top1": float(np.mean(top1)) if top1 else None,
             "score_exact": float(np.mean([a == b for a, b in levels])) if levels else None,
             "score_within1": float(np.mean([abs(a - b) <= 1 for a, b in levels])) if levels else None,
-            "step": (torch.load(checkpoint, map_location="cpu", weights_only=False).get("step")
-                     if checkpoint is not None else 0)}
+            "step": step}
 
 
 def main() -> None:
