@@ -5,7 +5,10 @@ The graph has the real model's interface (`input_ids`, `attention_mask`, `token_
 
     logit = bias + Σ_hypothesis w_hyp[t] + Σ_state w_state[t] + Σ_v match[v] · min(n_hyp[v], n_state[v])
 
-so a test knows the answer before it asks: a word like "yes" in the state pushes P(yes) up, a
+With `features=True` the graph has a second output, `features` [batch, 3·V]: the hypothesis's
+word counts, the state's, and the counts of words on both sides, the pair representation a head
+reads. It holds what the logit ignores (a word with no weight still counts), so a head fitted on
+labels can learn what the model does not know. So a test knows the answer before it asks: a word like "yes" in the state pushes P(yes) up, a
 word in an option's name pushes that option up, and a word that appears in both the hypothesis
 and the state (the `match` term) makes an option win exactly when the state mentions it. Padding
 is masked out, so batching and sorting cannot change a logit. The files are a few KB.
@@ -74,7 +77,7 @@ def build_tokenizer(vocab: Mapping[str, int]) -> Tokenizer:
 
 
 def build_graph(vocab: Mapping[str, int], *, inputs: tuple[str, ...] = ("input_ids", "attention_mask", "token_type_ids"),
-                output: str = "logits") -> onnx.ModelProto:
+                output: str = "logits", features: bool = False) -> onnx.ModelProto:
     v = len(vocab)
     w_hyp, w_state, w_match = (np.zeros(v, dtype=np.float32) for _ in range(3))
     for table, weights in ((w_hyp, HYPOTHESIS_WEIGHTS), (w_state, STATE_WEIGHTS), (w_match, MATCH_WEIGHTS)):
@@ -112,6 +115,10 @@ def build_graph(vocab: Mapping[str, int], *, inputs: tuple[str, ...] = ("input_i
         helper.make_node("Add", ["s", "bias"], [output]),
     ]
     init.append(numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus1"))
+    outputs = [helper.make_tensor_value_info(output, TensorProto.FLOAT, ["batch", 1])]
+    if features:
+        nodes.append(helper.make_node("Concat", ["n_hyp", "n_state", "n_both"], ["features"], axis=1))  # [B,3V]
+        outputs.append(helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", 3 * v]))
     graph_inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"]) for n in inputs]
     if "token_type_ids" not in inputs:  # a graph without segment ids: every token counts as state
         nodes[1] = helper.make_node("Identity", ["maskf"], ["typef"])
@@ -123,7 +130,7 @@ def build_graph(vocab: Mapping[str, int], *, inputs: tuple[str, ...] = ("input_i
         nodes,
         "seams-tiny-cross-encoder",
         graph_inputs,
-        [helper.make_tensor_value_info(output, TensorProto.FLOAT, ["batch", 1])],
+        outputs,
         initializer=init,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="seams-tests")
@@ -139,13 +146,15 @@ def write_tiny_model(
     model_id: str = "seams-tiny-test",
     inputs: tuple[str, ...] = ("input_ids", "attention_mask", "token_type_ids"),
     config_overrides: Mapping[str, object] | None = None,
+    features: bool = False,
 ) -> Path:
-    """Write config.json, model.onnx and tokenizer.json into `directory`; return it."""
+    """Write config.json, model.onnx and tokenizer.json into `directory`; return it. With
+    `features` the graph also outputs pair features and the config names them."""
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     vocab = vocabulary()
     build_tokenizer(vocab).save(str(root / "tokenizer.json"))
-    onnx.save(build_graph(vocab, inputs=inputs), str(root / "model.onnx"))
+    onnx.save(build_graph(vocab, inputs=inputs, features=features), str(root / "model.onnx"))
     config = {
         "format": "seams.cross-encoder/1",
         "model_id": model_id,
@@ -154,6 +163,7 @@ def write_tiny_model(
         "max_length": max_length,
         "inputs": list(inputs),
         "output": "logits",
+        **({"features": "features"} if features else {}),
         "choice_temperature": 1.0,
         "score_temperature": 1.0,
         "templates": {},
@@ -171,6 +181,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory")
     parser.add_argument("--max-length", type=int, default=64)
+    parser.add_argument("--features", action="store_true", help="also output pair features")
     args = parser.parse_args()
-    print(write_tiny_model(args.directory, max_length=args.max_length))
+    print(write_tiny_model(args.directory, max_length=args.max_length, features=args.features))
     sys.exit(0)

@@ -6,6 +6,6 @@ long states are windowed is `windows.py`.
 """
 
 from .config import ModelConfig, ModelDir, read_model_dir, shipped_model_dir
-from .judge import LocalJudge
+from .judge import LocalJudge, PairFeatures
 
-__all__ = ["LocalJudge", "ModelConfig", "ModelDir", "read_model_dir", "shipped_model_dir"]
+__all__ = ["LocalJudge", "PairFeatures", "ModelConfig", "ModelDir", "read_model_dir", "shipped_model_dir"]

@@ -52,6 +52,10 @@ class ModelConfig(BaseModel):
     max_length: int = Field(default=256, ge=16, le=8192)
     inputs: list[str] = Field(default_factory=lambda: list(KNOWN_INPUTS))
     output: str = "logits"
+    #: The graph's output holding each pair's pooled representation ([batch, d]), the vector the
+    #: logit is read from (logit = w·features + b). Optional: a model without it answers as
+    #: before, but cannot carry fitted heads (`seams calibrate --heads`, docs/heads.md).
+    features: str | None = None
     #: Softmax temperatures fitted after training, so Choice and Score distributions are calibrated.
     choice_temperature: float = Field(default=1.0, gt=0.0, le=100.0)
     score_temperature: float = Field(default=1.0, gt=0.0, le=100.0)

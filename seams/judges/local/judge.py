@@ -39,7 +39,7 @@ from ...state import check_state
 from ..base import SyncJudge
 from .config import ModelConfig, ModelDir, read_model_dir
 from .hypotheses import focus, hypotheses, state_text
-from .windows import combine_distribution, combine_noul, stride, window_size
+from .windows import combine_distribution, combine_noul, distribution_window, noul_window, stride, window_size
 
 Question = Noul | Choice | Score
 
@@ -115,7 +115,7 @@ class LocalJudge(SyncJudge):
             )
         self._pad_id = _pad_id(self._tokenizer)
         self._session = _load_session(self._dir.onnx_path, intra_op_threads)
-        self._input_types = _check_io(self._session, self._dir)
+        self._input_types, self._feature_dim = _check_io(self._session, self._dir)
         self.intra_op_threads = intra_op_threads
         if max_batch_size is None:
             max_batch_size = 1 if self._config.batch_dependent else DEFAULT_MAX_BATCH_SIZE
@@ -187,6 +187,45 @@ class LocalJudge(SyncJudge):
         so a call over many short states runs full batches where one `ask` per state could not.
         Each `Answers.latency_ms` is the wall time of this whole call (the states share its runs).
         """
+        return [answers for answers, _ in self._ask_many(states, questions, with_features=False)]
+
+    def answers_and_features(
+        self, states: Sequence[Any], questions: Mapping[str, Any]
+    ) -> list[tuple[Answers, dict[str, PairFeatures]]]:
+        """`ask_many`'s answers, unchanged, and beside each the pair features of every question.
+
+        The features come out of the same onnxruntime runs as the logits (the graph computes them
+        anyway), so this costs what `ask_many` costs. Raises `ConfigError` when the model has no
+        features output (its config names none).
+        """
+        self._need_features()
+        return self._ask_many(states, questions, with_features=True)  # type: ignore[return-value]
+
+    def features(self, state: Any, question: Any) -> PairFeatures:
+        """The pair features of one question about one state (see `PairFeatures`)."""
+        return self.answers_and_features([state], {"q": question})[0][1]["q"]
+
+    @property
+    def has_features(self) -> bool:
+        """Whether the model outputs pair features (and can therefore carry fitted heads)."""
+        return self._feature_dim is not None
+
+    @property
+    def feature_dim(self) -> int | None:
+        """Length of one pair's feature vector, or None when the model outputs none."""
+        return self._feature_dim
+
+    def _need_features(self) -> None:
+        if self._feature_dim is None:
+            raise ConfigError(
+                f"{self._dir.config_path}: model {self.model_id!r} has no pair-features output (no "
+                "\"features\" in its config), so heads cannot be fitted or applied to it; use a model "
+                "whose graph outputs them (the shipped one does; training/add_features.py adds them)"
+            )
+
+    def _ask_many(
+        self, states: Sequence[Any], questions: Mapping[str, Any], *, with_features: bool
+    ) -> list[tuple[Answers, dict[str, PairFeatures] | None]]:
         t0 = time.perf_counter()
         if isinstance(states, (str, bytes, Mapping)):
             raise StateError("ask_many takes a sequence of states; use ask() for one state")
@@ -200,20 +239,22 @@ class LocalJudge(SyncJudge):
         hyp = self._question_hypotheses(qs)
         # States are planned into passes of at most `max_pairs_per_pass` pairs, so a bulk call
         # over thousands of states holds one pass of token arrays in memory, not all of them.
-        passes: list[tuple[_Plan, np.ndarray]] = []
+        passes: list[tuple[_Plan, np.ndarray, np.ndarray | None]] = []
         plan = _Plan()
         limits = current_limits()
         for i, state in enumerate(checked):
             where = "the state" if len(checked) == 1 else f"states[{i}]"
             self._plan_state(plan, i, state, hyp, where, limits)
             if len(plan.pairs) >= self.max_pairs_per_pass or i == len(checked) - 1:
-                passes.append((plan, self._run(plan.pairs, limits)))
+                passes.append((plan, *self._run(plan.pairs, with_features, limits)))
                 plan.pairs = []  # the lengths stay for usage; the token arrays can go
                 plan = _Plan(runs=plan.runs)
         latency = (time.perf_counter() - t0) * 1000
-        out = []
-        for done, logits in passes:
-            out += [self._answers(done, i, qs, logits, latency) for i in done.states]
+        out: list[tuple[Answers, dict[str, PairFeatures] | None]] = []
+        for done, logits, feats in passes:
+            for i in done.states:
+                answers = self._answers(done, i, qs, logits, latency)
+                out.append((answers, None if feats is None else self._pair_features(done, i, qs, logits, feats)))
         return out
 
     async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
@@ -304,14 +345,19 @@ class LocalJudge(SyncJudge):
 
     # ------------------------------------------------------------------ running
 
-    def _run(self, pairs: list[tuple[np.ndarray, np.ndarray]], limits: WorkLimits | None = None) -> np.ndarray:
-        """One logit per pair, in the order given; pairs run shortest first in bounded batches.
+    def _run(
+        self, pairs: list[tuple[np.ndarray, np.ndarray]], with_features: bool = False,
+        limits: WorkLimits | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """One logit per pair, in the order given, and with `with_features` each pair's feature
+        vector [pairs, d]; pairs run shortest first in bounded batches.
 
         With `limits` (`seams.limits`), the deadline and cancellation are checked before each
         batch, so abandoned work stops within one batch."""
         out = np.empty(len(pairs), dtype=np.float64)
+        feats = np.empty((len(pairs), self._feature_dim or 0), dtype=np.float32) if with_features else None
         if not pairs:
-            return out
+            return out, feats
         lengths = np.fromiter((len(ids) for ids, _ in pairs), dtype=np.int64, count=len(pairs))
         order = np.argsort(lengths, kind="stable")
         start = 0
@@ -325,13 +371,18 @@ class LocalJudge(SyncJudge):
             idx = order[start:stop]
             if limits is not None:
                 limits.check()
-            out[idx] = self._run_batch([pairs[j] for j in idx], int(lengths[idx[-1]]))
+            logits, batch_feats = self._run_batch([pairs[j] for j in idx], int(lengths[idx[-1]]), with_features)
+            out[idx] = logits
+            if feats is not None:
+                feats[idx] = batch_feats
             start = stop
         if not np.all(np.isfinite(out)):
             raise ModelError(f"{self._dir.onnx_path}: the model produced a non-finite logit")
-        return out
+        return out, feats
 
-    def _run_batch(self, batch: list[tuple[np.ndarray, np.ndarray]], width: int) -> np.ndarray:
+    def _run_batch(
+        self, batch: list[tuple[np.ndarray, np.ndarray]], width: int, with_features: bool = False
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         n = len(batch)
         ids = np.full((n, width), self._pad_id, dtype=np.int64)
         types = np.zeros((n, width), dtype=np.int64)
@@ -344,17 +395,29 @@ class LocalJudge(SyncJudge):
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feed: dict[str, np.ndarray] = {name: arrays[name].astype(dtype, copy=False)
                                        for name, dtype in self._input_types.items()}
+        names = [self._config.output]
+        if with_features:
+            assert self._config.features is not None  # with_features only after _need_features
+            names.append(self._config.features)
         try:
-            (logits,) = self._session.run([self._config.output], feed)
+            got = self._session.run(names, feed)
         except Exception as exc:  # onnxruntime raises its own exception types
             raise ModelError(f"{self._dir.onnx_path}: onnxruntime failed: {exc}") from exc
-        logits = np.asarray(logits)
+        logits = np.asarray(got[0])
         if logits.shape not in ((n,), (n, 1)):
             raise ModelError(
                 f"{self._dir.onnx_path}: output {self._config.output!r} has shape {logits.shape}; "
                 f"expected [{n}, 1] (one logit per pair)"
             )
-        return logits.reshape(n).astype(np.float64)
+        feats = None
+        if with_features:
+            feats = np.asarray(got[1], dtype=np.float32)
+            if feats.shape != (n, self._feature_dim):
+                raise ModelError(
+                    f"{self._dir.onnx_path}: output {self._config.features!r} has shape {feats.shape}; "
+                    f"expected [{n}, {self._feature_dim}]"
+                )
+        return logits.reshape(n).astype(np.float64), feats
 
     # ------------------------------------------------------------------ reading answers
 
@@ -390,6 +453,39 @@ class LocalJudge(SyncJudge):
             latency_ms=latency,
             windows=windows,
         )
+
+
+    def _pair_features(
+        self, plan: _Plan, i: int, questions: dict[str, Question], logits: np.ndarray, feats: np.ndarray
+    ) -> dict[str, PairFeatures]:
+        """Each question's hypotheses' logits and features, read from the window its answer is
+        read from (the max-logit window for a Noul, the most confident one otherwise)."""
+        out = {}
+        for qid, question in questions.items():
+            slots = np.asarray(plan.slots[(i, qid)])  # [hypotheses, windows]
+            grid = logits[slots]
+            if isinstance(question, Noul):
+                w = noul_window(grid[0])
+            else:
+                kind = "choice" if isinstance(question, Choice) else "score"
+                temperature = self._config.choice_temperature if kind == "choice" else self._config.score_temperature
+                w = distribution_window(grid.T, temperature, kind)
+            out[qid] = PairFeatures(logits=grid[:, w].copy(), features=feats[slots[:, w]], window=w)
+        return out
+
+
+@dataclass(frozen=True)
+class PairFeatures:
+    """What the model computed for one question about one state, before it became an answer.
+
+    `logits` [hypotheses] and `features` [hypotheses, d] hold one row per hypothesis (one for a
+    Noul, one per option or level, in the question's order), all read from the same window:
+    the one the answer is read from, so a head sees exactly the evidence the model answered on.
+    """
+
+    logits: np.ndarray
+    features: np.ndarray
+    window: int
 
 
 @dataclass(frozen=True)
@@ -496,8 +592,9 @@ def _load_session(path: Path, threads: int | None) -> ort.InferenceSession:
         raise ConfigError(f"{path}: onnxruntime cannot load it: {exc}") from None
 
 
-def _check_io(session: ort.InferenceSession, model_dir: ModelDir) -> dict[str, type]:
-    """The graph's inputs and output against the config; the dtype each input is fed as."""
+def _check_io(session: ort.InferenceSession, model_dir: ModelDir) -> tuple[dict[str, type], int | None]:
+    """The graph's inputs and outputs against the config; the dtype each input is fed as, and the
+    length of a pair's feature vector (None when the config names no features output)."""
     config, onnx_path, config_path = model_dir.config, model_dir.onnx_path, model_dir.config_path
     graph_inputs = {i.name: i for i in session.get_inputs()}
     if set(graph_inputs) != set(config.inputs):
@@ -522,7 +619,18 @@ def _check_io(session: ort.InferenceSession, model_dir: ModelDir) -> dict[str, t
         raise ConfigError(
             f"{onnx_path}: output {config.output!r} has shape {shape}; expected [batch, 1] (one yes-logit per pair)"
         )
-    return types
+    if config.features is None:
+        return types, None
+    if config.features not in outputs:
+        raise ConfigError(
+            f"{onnx_path}: no output {config.features!r} (it has {sorted(outputs)}); {config_path} names it as features"
+        )
+    fshape = outputs[config.features].shape
+    if len(fshape) != 2 or not isinstance(fshape[1], int) or fshape[1] < 1:
+        raise ConfigError(
+            f"{onnx_path}: output {config.features!r} has shape {fshape}; expected [batch, d] with a fixed d"
+        )
+    return types, fshape[1]
 
 
 __all__ = [
@@ -531,4 +639,5 @@ __all__ = [
     "DEFAULT_MAX_PAIRS_PER_PASS",
     "DEFAULT_MAX_STATE_TOKENS",
     "LocalJudge",
+    "PairFeatures",
 ]

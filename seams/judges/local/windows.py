@@ -93,18 +93,33 @@ def combine_distribution(logits: np.ndarray, temperature: float, kind: str) -> n
     protocol's confidence formula. Returns the chosen window's probabilities.
     """
     probs = softmax(np.atleast_2d(logits), temperature)
+    return probs[_most_confident(probs, kind)]
+
+
+def distribution_window(logits: np.ndarray, temperature: float, kind: str) -> int:
+    """The index of the window `combine_distribution` reads its answer from."""
+    return _most_confident(softmax(np.atleast_2d(logits), temperature), kind)
+
+
+def noul_window(logits: np.ndarray) -> int:
+    """The index of the window `combine_noul` reads its answer from (the first on a tie)."""
+    return int(np.argmax(logits))
+
+
+def _most_confident(probs: np.ndarray, kind: str) -> int:
     if probs.shape[0] == 1:
-        return probs[0]
+        return 0
     confidence = choice_confidence if kind == "choice" else score_confidence
-    scores = [confidence(row.tolist()) for row in probs]
-    return probs[int(np.argmax(scores))]
+    return int(np.argmax([confidence(row.tolist()) for row in probs]))
 
 
 __all__ = [
     "OVERLAP",
     "combine_distribution",
     "combine_noul",
+    "distribution_window",
     "min_state_tokens",
+    "noul_window",
     "softmax",
     "stride",
     "window_size",
