@@ -90,6 +90,10 @@ class ConfigError(SeamsError):
     """seams is misconfigured: a missing API key, model directory or setting."""
 
 
+class HeadMismatch(ConfigError):
+    """A fitted head was offered to a judge it was not fitted on (another model, no features)."""
+
+
 # --------------------------------------------------------------------------- judge errors
 
 
@@ -284,6 +288,7 @@ __all__ = [
     "CassetteError",
     "CassetteMiss",
     "ConfigError",
+    "HeadMismatch",
     "Deferred",
     "GateError",
     "InputError",

@@ -102,7 +102,10 @@ def check_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, *, a
     if cal is None:
         out.add("fail", "rubric", "has no calibration block: run `seams calibrate` first")
         return out
-    for reason in rubric.stale_reasons(_served_model(run)):
+    model = _served_model(run)
+    from ..rubric.heads import head_stale_reasons
+
+    for reason in rubric.stale_reasons(model) + head_stale_reasons(rubric, model):
         out.add("fail", "stale", reason)
     if not out.ok:
         return out

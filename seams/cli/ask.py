@@ -107,7 +107,10 @@ def ask(
         the_state = read_state(state, state_file, json_state)
         j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)
         if rubric is not None:
-            decision = _decide(_load_rubric(rubric), the_state, j, as_json=as_json, keep_state=keep_state)
+            from ..rubric.heads import with_heads
+
+            r = _load_rubric(rubric)
+            decision = _decide(r, the_state, with_heads(j, r), as_json=as_json, keep_state=keep_state)
             if decision.zone == "error":  # the policy failed closed because the judge failed
                 err_console.print(f"[red]judge failed:[/red] {escape(decision.error or '')}", highlight=False)
                 raise typer.Exit(EXIT_JUDGE)

@@ -46,8 +46,13 @@ def _cache_path(cache: Path | None) -> Path:
 
 
 def _judge(judge: str, model: str | None, api_key: str | None, model_dir: Path | None, cache: Path | None,
-           no_cache: bool) -> Any:
+           no_cache: bool, rubric: Any = None) -> Any:
+    """The judge to run, with `rubric`'s fitted heads when they were fitted on it, cached."""
     j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)
+    if rubric is not None:
+        from ..rubric.heads import with_heads
+
+        j = with_heads(j, rubric)
     if no_cache:
         return j
     from ..judges.cache import CachedJudge
@@ -128,7 +133,7 @@ def eval_(
 
     with errors_to_exit():
         r, ds = _load(None if rubric == "-" else rubric, data, columns)
-        j = _judge(judge, model, api_key, model_dir, cache, no_cache)
+        j = _judge(judge, model, api_key, model_dir, cache, no_cache, r)
         res = _run(ds, j, r, concurrency, quiet or as_json)
         out = evaluate_set(ds, res, r, n_boot=bootstrap)
         if report is not None:
@@ -172,6 +177,7 @@ def calibrate(
     seed: Annotated[int, typer.Option(help="Seed of the random fit/held-out split.")] = 0,
     signal_level: Annotated[float, typer.Option(help="Cost fits: cut-points only if a one-sided Mann–Whitney test that true items score higher has p at most this; otherwise the cheapest constant decision (1 turns the test off).")] = 0.05,
     calibrator: Annotated[str, typer.Option(help="Recalibration for nouls: auto, platt, isotonic or none (choices and scores use temperature unless none).")] = "auto",
+    heads: Annotated[bool, typer.Option("--heads", help="First fit a head per question on the local model's pair features (docs/heads.md), then calibrate on top. Local judge only; the model pass is not cached.")] = False,
     judge: JudgeOpt = "local",
     model: ModelOpt = None,
     api_key: KeyOpt = None,
@@ -200,11 +206,21 @@ def calibrate(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the fit repeats them as notes
             check_counts(ds.label_counts(), r.questions)  # too few labels: refuse before judging anything
-        j = _judge(judge, model, api_key, model_dir, cache, no_cache)
-        res = _run(ds, j, r, concurrency, quiet or as_json)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the same messages come back as notes
-            result = fit_calibration(r, ds, res, opts)
+        if heads:
+            from ..calibration.heads import calibrate_with_heads
+
+            if judge != "local":
+                raise InputError("--heads fits on the local model's pair features: use --judge local (and --model-dir)")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the same messages come back as notes
+                result = calibrate_with_heads(r, ds, make_judge("local", model_dir=model_dir), opts,
+                                              progress=not (quiet or as_json)).calibration
+        else:
+            j = _judge(judge, model, api_key, model_dir, cache, no_cache)
+            res = _run(ds, j, r, concurrency, quiet or as_json)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the same messages come back as notes
+                result = fit_calibration(r, ds, res, opts)
         if not dry_run:
             write_calibration(r.path, result.block)
         report_path = None
@@ -217,7 +233,7 @@ def calibrate(
                         "notes": result.notes, "calibration": result.block.model_dump(mode="json", exclude_none=True,
                                                                                       exclude={"metrics": {"answers"}})})
             return
-        _print_fit(result, r)
+        _print_fit(result, r, heads)
         console.print(("fitted (dry run, nothing written)" if dry_run else f"written into {r.path}")
                       + (f"; report: {report_path}" if report_path else ""), highlight=False)
 
@@ -251,14 +267,16 @@ def _fit_options(*, costs: str | None, target_error: float | None, confidence: f
                       seed=seed, calibrator=calibrator, n_boot=bootstrap, signal_level=signal_level)
 
 
-def _print_fit(result: CalibrationResult, rubric: Rubric) -> None:
-    """The notes, the held-out metrics per question before and after, and each rule's cut-points."""
+def _print_fit(result: CalibrationResult, rubric: Rubric, heads: bool = False) -> None:
+    """The notes, the held-out metrics per question before and after (with heads: zero-shot, and
+    heads with their calibration), and each rule's cut-points."""
     for note in result.notes:
         err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
     rows = {}
+    before, after = ("zero-shot", "heads + calibration") if heads else ("before", "after")
     for qid, q in result.questions.items():
-        rows[f"{qid} (before)"] = {**q.before, "type": q.kind}
-        rows[f"{qid} (after)"] = {**q.after, "type": q.kind}
+        rows[f"{qid} ({before})"] = {**q.before, "type": q.kind}
+        rows[f"{qid} ({after})"] = {**q.after, "type": q.kind}
     console.print(f"held-out split ({plural(len(result.report_ids), 'item')}), model {result.block.model}",
                   highlight=False, soft_wrap=True)
     console.print(_question_table(rows))
@@ -297,7 +315,7 @@ def check(
         if r.calibration is None:
             err_console.print(f"[red]fail[/red] {r.path or rubric}: no calibration block; run `seams calibrate`")
             raise typer.Exit(EXIT_FAILED)
-        j = _judge(judge, model, api_key, model_dir, cache, no_cache)
+        j = _judge(judge, model, api_key, model_dir, cache, no_cache, r)
         res = _run(ds, j, r, concurrency, quiet or as_json)
         out = check_calibration(r, ds, res, alpha=alpha)
         if as_json:

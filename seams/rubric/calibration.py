@@ -17,6 +17,7 @@ from typing import Any, Literal, Self, get_args
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
 from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
+from .head import Head
 
 
 class _Block(BaseModel):
@@ -221,6 +222,8 @@ class QuestionCalibration(_Block):
     fingerprint: str
     n: int = Field(ge=0)
     calibrator: Calibrator | None = None
+    #: A fitted head (`seams calibrate --heads`, docs/heads.md): the calibrator applies to its answers.
+    head: Head | None = None
     metrics: QuestionMeasured = Field(default_factory=QuestionMeasured)
 
 

@@ -1,0 +1,290 @@
+"""Fitting heads (`seams calibrate --heads`): a logistic model per question over the local
+model's logit and pair features, then the usual calibration and cut-points on top.
+
+The pipeline, in order: the same refusal below `MIN_LABELS` labels per question; one pass of
+the local model over every item, keeping its answers and pair features (`collect`); the same
+random fit/held-out split `fit_calibration` makes; a head per labelled question fitted on the
+fit split (`HeadFitter`); the headed answers of every item computed from the stored features
+(no second model pass), those of the fit split from heads cross-fitted without them;
+`fit_calibration` over those answers, so calibrators and cut-points are fitted on what the
+headed judge says about items its heads did not see; the heads written into the block beside each question's
+calibrator. The held-out report's "before" is the model alone (zero-shot, uncalibrated), its
+"after" the heads with their calibration.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Self
+
+import numpy as np
+
+from ..answers import Answers
+from ..errors import InputError
+from ..judges.local.judge import LocalJudge, PairFeatures
+from ..questions import Choice, Noul, Score
+from ..rubric import Rubric, question_fingerprint
+from ..rubric.calibration import QuestionMetrics
+from ..rubric.head import Head
+from ..rubric.heads import HeadedJudge
+from .dataset import LabelledSet
+from .extract import encode_answers, question_data, split_ids
+from .fit import CalibrationResult, FitOptions, check_counts, fit_calibration, noul_threshold
+from .run import RunResult, _Progress
+
+#: The model's logit, standardised, is multiplied by this before the fit, so the L2 penalty on
+#: its weight is 1/LOGIT_SCALE² of a feature's: the head keeps the model's own belief nearly
+#: unpenalised and pays for every step the features take away from it.
+LOGIT_SCALE = 10.0
+#: Regularisation strengths tried by cross-validation (inverse: small C, a head near the model).
+DEFAULT_CS = tuple(float(c) for c in np.logspace(-3, 1, 5))
+DEFAULT_FOLDS = 5
+
+Question = Noul | Choice | Score
+Pass = list[tuple[Answers, dict[str, PairFeatures]]]
+
+
+class HeadFitter:
+    """An L2-regularised logistic regression over [the model's logit, its pair features].
+
+    Why it starts from what the model believes: every column is standardised, and the logit's
+    column is then scaled by `logit_scale`, so the penalty barely touches its weight while it
+    pulls every feature weight towards zero. At strong regularisation (small C) the head is a
+    Platt scaling of the model's own logit, its answers ranked exactly as the model ranks them;
+    as C grows the features move it, and cross-validated log-loss over `Cs` (10⁻³ to 10, a decade apart) (folds grouped by
+    item, so a Choice's options never straddle folds) picks how far the labels justify.
+
+    Noul items give one row each; Choice and Score items one row per option or level, labelled
+    1 for the true one: the same head scores every pair, and the answer is their softmax.
+
+    Attributes after `fit`: `C_`, `logit_weight_`, `weights_` [d], `bias_` (in the raw units of
+    the logit and features: the standardisation is folded in), `cv_log_loss_` (at `C_`; only when
+    there was a choice to make, more than one C).
+    """
+
+    def __init__(self, Cs: Sequence[float] = DEFAULT_CS, folds: int = DEFAULT_FOLDS,
+                 logit_scale: float = LOGIT_SCALE) -> None:
+        self.Cs = tuple(Cs)
+        self.folds = folds
+        self.logit_scale = logit_scale
+
+    def fit(self, logits: np.ndarray, features: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None) -> Self:
+        logits = np.asarray(logits, dtype=np.float64)
+        features = np.asarray(features, dtype=np.float64)
+        y = np.asarray(y, dtype=int)
+        if len(np.unique(y)) < 2:
+            raise InputError("a head needs labels of both kinds (true and false, or right and wrong options)")
+        mu_l, sd_l = logits.mean(), _sd(logits)
+        mu, sd = features.mean(axis=0), _sd(features)
+        x = np.column_stack([(logits - mu_l) / sd_l * self.logit_scale, (features - mu) / sd])
+        est = self._estimator(x, y, groups)
+        from threadpoolctl import threadpool_limits
+
+        # lbfgs on a few thousand rows of a few hundred columns is many small BLAS calls: one
+        # thread is faster than a pool (ten times so on a busy two-core machine)
+        with warnings.catch_warnings(), threadpool_limits(1):
+            warnings.simplefilter("ignore")  # a weakly converged fold at the weakest penalty is not news
+            est.fit(x, y)
+        c = est.coef_[0]
+        self.C_ = float(self.Cs[0] if len(self.Cs) == 1 else est.C_[0])
+        self.logit_weight_ = float(c[0] * self.logit_scale / sd_l)
+        self.weights_ = c[1:] / sd
+        self.bias_ = float(est.intercept_[0] - self.logit_weight_ * mu_l - np.dot(self.weights_, mu))
+        if len(self.Cs) > 1:
+            scores = est.scores_[1].mean(axis=0)
+            self.cv_log_loss_ = float(-scores[list(est.Cs_).index(est.C_[0])])
+        return self
+
+    def _estimator(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray | None) -> Any:
+        """One logistic regression at the only C, or a cross-validated choice among `Cs`."""
+        from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
+        from sklearn.model_selection import GroupKFold, StratifiedKFold
+
+        if len(self.Cs) == 1:
+            return LogisticRegression(C=self.Cs[0], max_iter=2000)
+        if groups is None:
+            k = max(2, min(self.folds, int(np.bincount(y).min())))
+            splits = list(StratifiedKFold(k, shuffle=True, random_state=0).split(x, y))
+        else:
+            k = max(2, min(self.folds, len(np.unique(groups))))
+            splits = list(GroupKFold(k).split(x, y, groups))
+        return LogisticRegressionCV(Cs=list(self.Cs), cv=splits, scoring="neg_log_loss", max_iter=2000)
+
+    def to_head(self, *, model: str, fingerprint: str, kind: str, n: int) -> Head:
+        return Head.from_arrays(weights=self.weights_, model=model, fingerprint=fingerprint, kind=kind,
+                                logit_weight=_round(self.logit_weight_), bias=_round(self.bias_),
+                                C=_round(self.C_), n=n)
+
+
+def _sd(x: np.ndarray) -> np.ndarray:
+    sd = np.asarray(x.std(axis=0))
+    return np.where(sd > 1e-12, sd, 1.0)
+
+
+def _round(x: float) -> float:
+    return float(f"{x:.6g}")
+
+
+def head_rows(question: Question, pfs: Sequence[PairFeatures], labels: Sequence[Any]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """(logits, features, y, groups) to fit a head on: a row per Noul item, a row per option or
+    level of a Choice or Score item (groups = the item's index)."""
+    if isinstance(question, Noul):
+        return (np.array([pf.logits[0] for pf in pfs]), np.stack([pf.features[0] for pf in pfs]),
+                np.array([bool(lab) for lab in labels], int), None)
+    names = list(question.options) if isinstance(question, Choice) else [str(i) for i in range(len(question.levels))]
+    rows_l, rows_f, y, groups = [], [], [], []
+    for i, (pf, lab) in enumerate(zip(pfs, labels)):
+        gold = names.index(lab if isinstance(question, Choice) else str(lab))
+        rows_l.append(pf.logits)
+        rows_f.append(pf.features)
+        y += [int(j == gold) for j in range(len(names))]
+        groups += [i] * len(names)
+    return np.concatenate(rows_l), np.concatenate(rows_f), np.array(y), np.array(groups)
+
+
+def collect(rubric: Rubric, judge: LocalJudge, states: Sequence[Any], *, batch_size: int = 64,
+            progress: bool = False, label: str = "judging (with features)") -> Pass:
+    """The local model's answers and pair features for every state, as the rubric asks them
+    (questions `asked_alone` see their view of the state)."""
+    from ..rubric.alone import AskedAlone, _merge
+
+    questions = rubric.questions
+    alone = AskedAlone(judge, rubric.spec.asked_alone)
+    out: Pass = []
+    with _Progress(len(states), label, progress) as bar:
+        for start in range(0, len(states), batch_size):
+            chunk = states[start:start + batch_size]
+            parts = [judge.answers_and_features([alone._project(s, repl) for s in chunk], qs)
+                     for repl, qs in alone._groups(questions)]
+            for i in range(len(chunk)):
+                feats = {qid: f for p in parts for qid, f in p[i][1].items()}
+                out.append((_merge([p[i][0] for p in parts], questions), feats))
+            bar.advance(len(chunk))
+    return out
+
+
+def fit_heads(questions: Mapping[str, Question], dataset: LabelledSet, model: str,
+              features: dict[str, dict[str, PairFeatures]], fit_ids: set[str], fitter: HeadFitter | None = None,
+              notes: list[str] | None = None) -> dict[str, Head]:
+    """A head per labelled question, fitted on the `fit_ids` items' `features` (by item id)."""
+    fitter = fitter or HeadFitter()
+    heads = {}
+    for qid, question in questions.items():
+        items = [it for it in dataset.items if it.id in fit_ids and qid in it.labels and it.id in features]
+        if not items:
+            continue
+        rows = head_rows(question, [features[it.id][qid] for it in items], [it.labels[qid] for it in items])
+        try:
+            fitter.fit(*rows)
+        except InputError as exc:
+            (notes if notes is not None else []).append(f"question {qid!r}: no head: {exc}")
+            continue
+        heads[qid] = fitter.to_head(model=model, fingerprint=question_fingerprint(question),
+                                    kind=_kind(question), n=len(items))
+    return heads
+
+
+def _cross_fitted(questions: Mapping[str, Question], dataset: LabelledSet, model: str, features: dict[str, dict[str, PairFeatures]],
+                  fit_ids: set[str], heads: dict[str, Head], seed: int, fitter: HeadFitter | None,
+                  folds: int = DEFAULT_FOLDS) -> list[tuple[list[str], dict[str, Head]]]:
+    """(the ids of one fold, heads fitted without them) for each of `folds` folds of `fit_ids`."""
+    ordered = sorted(fit_ids)
+    perm = np.random.default_rng(seed).permutation(len(ordered))
+    out = []
+    for k in range(folds):
+        held = [ordered[j] for j in perm[k::folds]]
+        if not held:
+            continue
+        rest = fit_ids - set(held)
+        fold_heads = {}
+        for qid, head in heads.items():
+            base = fitter or HeadFitter()
+            one = HeadFitter(Cs=[head.C], folds=base.folds, logit_scale=base.logit_scale)
+            fitted = fit_heads({qid: questions[qid]}, dataset, model, features, rest, one)
+            fold_heads[qid] = fitted.get(qid, head)
+        out.append((held, fold_heads))
+    return out
+
+
+def _kind(question: Question) -> str:
+    return "noul" if isinstance(question, Noul) else "choice" if isinstance(question, Choice) else "score"
+
+
+@dataclass
+class HeadsResult:
+    """A calibration fitted over heads, the heads, and the zero-shot run it started from."""
+
+    calibration: CalibrationResult
+    heads: dict[str, Head]
+    zero_shot: RunResult
+    headed: RunResult
+
+
+def calibrate_with_heads(rubric: Rubric, dataset: LabelledSet, judge: LocalJudge, options: FitOptions, *,
+                         fitter: HeadFitter | None = None, progress: bool = False,
+                         collected: Pass | None = None) -> HeadsResult:
+    """Fit heads, then calibration and cut-points over the headed answers (see the module doc).
+
+    `collected` is `collect`'s pass over `dataset`'s states when the caller already has it.
+    """
+    if not isinstance(judge, LocalJudge):
+        raise InputError("heads are fitted on the local model's features: use --judge local (or --model-dir)")
+    judge._need_features()
+    if any(it.questions is not None for it in dataset.items):
+        raise InputError(f"{dataset.path or 'the labelled set'}: lines carry their own questions; heads are fitted "
+                         "per rubric question, so every line must ask the rubric's questions")
+    notes_counts = check_counts({q: sum(1 for it in dataset.items if q in it.labels) for q in rubric.questions},
+                                rubric.questions)
+    del notes_counts  # fit_calibration repeats them as notes
+    if collected is None:
+        collected = collect(rubric, judge, [it.state for it in dataset.items], progress=progress)
+    ids = [it.id for it in dataset.items]
+    zero = RunResult(model=judge.model_id, answers={i: a for i, (a, _) in zip(ids, collected)})
+    features = {i: f for i, (_, f) in zip(ids, collected)}
+    by_id = dict(zip(ids, collected))
+    fit_ids, _ = split_ids(ids, options.split, options.seed)
+    notes: list[str] = []
+    questions = rubric.questions
+    heads = fit_heads(questions, dataset, judge.model_id, features, fit_ids, fitter, notes)
+    full = HeadedJudge(judge, heads)
+    headed = RunResult(model=full.model_id, answers={
+        i: full.apply(a, f, questions, full.applicable(questions)) for i, (a, f) in zip(ids, collected)})
+    # The calibrator and cut-points are fitted on the fit split, where the heads were fitted too:
+    # in-sample, a head looks surer than it is. So the fit split's answers used there come from
+    # heads cross-fitted on the other folds (at the C chosen for the full head); the held-out
+    # split, and everything stored, uses the full heads.
+    crossed = RunResult(model=full.model_id, answers=dict(headed.answers))
+    for fold_ids, fold_heads in _cross_fitted(questions, dataset, judge.model_id, features, fit_ids, heads,
+                                              options.seed, fitter):
+        fold = HeadedJudge(judge, fold_heads)
+        for i in fold_ids:
+            a, f = by_id[i]
+            crossed.answers[i] = fold.apply(a, f, questions, fold.applicable(questions)).model_copy(
+                update={"model": full.model_id})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = fit_calibration(rubric, dataset, crossed, options)
+    result.notes[:0] = notes
+    block = result.block
+    # what `seams check` compares the judge's answers with: the full heads' answers
+    stored = {qid: encode_answers(question_data(dataset, headed, qid)) for qid in block.metrics.answers or {}}
+    qblocks = dict(block.questions)
+    for qid, qc in block.questions.items():
+        rep = question_data(dataset, zero, qid).take(result.report_ids)
+        before = rep.metrics(None, threshold=noul_threshold(rubric.policy.rules, qid), n_boot=options.n_boot,
+                             seed=options.seed)
+        result.questions[qid] = replace(result.questions[qid], before=before)
+        held = qc.metrics.heldout
+        measured = qc.metrics if held is None else qc.metrics.model_copy(
+            update={"heldout": held.model_copy(update={"before": QuestionMetrics.of(before)})})
+        qblocks[qid] = qc.model_copy(update={"head": heads.get(qid), "metrics": measured})
+    result.block = block.model_copy(update={"questions": qblocks,
+                                            "metrics": block.metrics.model_copy(update={"answers": stored})})
+    return HeadsResult(result, heads, zero, headed)
+
+
+__all__ = ["DEFAULT_CS", "LOGIT_SCALE", "HeadFitter", "HeadsResult", "calibrate_with_heads", "collect", "fit_heads",
+           "head_rows"]

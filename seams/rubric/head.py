@@ -1,0 +1,143 @@
+"""A fitted head: a small logistic model over the local model's own logit and its pair features.
+
+Calibration maps a judge's probability to a better one; it cannot teach the judge anything. A
+head can: it reads the vector the model's logit is read from (the pooled pair representation,
+`LocalJudge.answers_and_features`) and scores each pair again,
+
+    z = logit_weight · logit + weights · features + bias,
+
+so a rubric whose labels show what the model misses (a word that matters here, a sense of "yes"
+the training data never had) gets a model that answers that rubric better, at the same cost.
+A Noul's answer is sigmoid(z); a Choice's or Score's is the softmax of the z of its options' or
+levels' pairs (the same head scores each, at temperature 1: the head's z are already fitted
+log-odds, and the calibration fitted on top adds its own temperature).
+
+A head is stored in the rubric's calibration block beside the question's calibrator: its
+scalars in the clear (a reviewer can see how far it trusts the model, `logit_weight`), the
+feature weights as base64 of little-endian float32 (exact, and a few KB: 384 floats for
+seams-minilm), the model id and question fingerprint it was fitted on. Loading one needs the
+standard library only (a rubric loads light); applying it, numpy; fitting is
+`seams.calibration.heads`.
+"""
+
+from __future__ import annotations
+
+import array
+import base64
+import functools
+import hashlib
+import math
+import sys
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class Head(BaseModel):
+    """One question's fitted head (`seams calibrate --heads`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: The local model the features came from; the head never applies to another one.
+    model: str
+    #: The question's fingerprint as the judge sees it (its wording); another wording is another head.
+    fingerprint: str
+    kind: Literal["noul", "choice", "score"]
+    #: Length of a pair's feature vector.
+    dim: int = Field(ge=1)
+    #: How much of the model's own logit the head keeps (1 with no labels' say; see `HeadFitter`).
+    logit_weight: float
+    bias: float
+    #: Inverse regularisation strength chosen by cross-validation (small: the head stays near the model).
+    C: float = Field(gt=0)
+    #: Labelled items it was fitted on.
+    n: int = Field(ge=1)
+    #: The feature weights, `dim` float32 values, little-endian, base64.
+    weights: str
+
+    @model_validator(mode="after")
+    def _check_weights(self) -> Head:
+        try:
+            w = _floats(self.weights)
+        except ValueError as exc:
+            raise ValueError(f"weights: not base64 float32: {exc}") from None
+        if len(w) != self.dim:
+            raise ValueError(f"weights: {len(w)} float32 values; expected {self.dim} (dim)")
+        if not all(math.isfinite(v) for v in w):
+            raise ValueError("weights: not all finite")
+        return self
+
+    @classmethod
+    def from_arrays(cls, *, weights: Any, **fields: Any) -> Head:
+        """A head from its weights as an array (stored as float32, so what is applied after a
+        round trip through the rubric file is exactly what was stored)."""
+        import numpy as np
+
+        w = np.asarray(weights, dtype="<f4")
+        return cls(weights=base64.b64encode(w.tobytes()).decode("ascii"), dim=int(w.size), **fields)
+
+    @property
+    def weight_array(self) -> np.ndarray:
+        """The feature weights as float64 (decoded once per distinct head)."""
+        return _decode(self.weights)
+
+    @property
+    def digest(self) -> str:
+        """A short hash of everything that decides the head's answers."""
+        raw = f"{self.model}|{self.fingerprint}|{self.logit_weight!r}|{self.bias!r}|{self.weights}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:8]
+
+    def scores(self, logits: np.ndarray, features: np.ndarray) -> np.ndarray:
+        """z for each pair: `logits` [pairs], `features` [pairs, dim]."""
+        import numpy as np
+
+        features = np.asarray(features, dtype=np.float64)
+        if features.ndim != 2 or features.shape[1] != self.dim:
+            raise ValueError(f"features have shape {features.shape}; this head reads [pairs, {self.dim}]")
+        z: np.ndarray = self.logit_weight * np.asarray(logits, dtype=np.float64) + features @ self.weight_array + self.bias
+        return z
+
+    def probabilities(self, logits: np.ndarray, features: np.ndarray) -> np.ndarray:
+        """P(yes) for a Noul ([1]); the distribution over options or levels otherwise."""
+        import numpy as np
+
+        z = self.scores(logits, features)
+        out: np.ndarray
+        if self.kind == "noul":
+            out = 1.0 / (1.0 + np.exp(-np.clip(z, -700, 700)))
+        else:
+            e = np.exp(z - z.max())
+            out = e / e.sum()
+        return out
+
+
+def _floats(weights: str) -> array.array[float]:
+    """The stored weights as float32 values, decoded with the standard library."""
+    raw = base64.b64decode(weights, validate=True)
+    if len(raw) % 4:
+        raise ValueError(f"{len(raw)} bytes is not a whole number of float32 values")
+    values = array.array("f", raw)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values
+
+
+@functools.lru_cache(maxsize=256)
+def _decode(weights: str) -> np.ndarray:
+    import numpy as np
+
+    w: np.ndarray = np.frombuffer(base64.b64decode(weights), dtype="<f4").astype(np.float64)
+    w.flags.writeable = False
+    return w
+
+
+def heads_digest(heads: dict[str, Head]) -> str:
+    """A short hash of a set of heads, by question id (what a headed judge's model id carries)."""
+    raw = "|".join(f"{qid}:{h.digest}" for qid, h in sorted(heads.items()))
+    return hashlib.sha256(raw.encode()).hexdigest()[:8]
+
+
+__all__ = ["Head", "heads_digest"]

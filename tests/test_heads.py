@@ -1,0 +1,180 @@
+"""Heads fitted from labels, on real onnxruntime sessions of the tiny model that outputs features:
+what they learn, how they are stored (byte for byte), and where they must never apply."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from heads_data import RUBRIC, items, jsonl
+from tinymodel import write_tiny_model
+from typer.testing import CliRunner
+
+from seams.calibration.check import check_calibration
+from seams.calibration.dataset import loads_jsonl
+from seams.calibration.fit import FitOptions
+from seams.calibration.heads import HeadFitter, calibrate_with_heads, collect
+from seams.calibration.run import RunResult
+from seams.calibration.writeback import with_block, write_calibration
+from seams.cli import _register, app
+from seams.errors import CalibrationWarning, ConfigError, HeadMismatch, InputError
+from seams.rubric.heads import HeadedJudge, rubric_heads, with_heads
+from seams.judges.local import LocalJudge
+from seams.rubric import Rubric
+
+_register()
+
+
+@pytest.fixture(scope="module")
+def local(tiny_features_dir: Path) -> LocalJudge:
+    return LocalJudge(tiny_features_dir, intra_op_threads=1)
+
+
+@pytest.fixture(scope="module")
+def fitted(local: LocalJudge, tmp_path_factory: pytest.TempPathFactory):
+    """The refund-desk rubric written with heads fitted on 300 labelled tickets."""
+    path = tmp_path_factory.mktemp("heads") / "desk.yaml"
+    path.write_text(RUBRIC)
+    rubric = Rubric.load(path)
+    ds = loads_jsonl(jsonl(items(300)), rubric.questions)
+    result = calibrate_with_heads(rubric, ds, local, FitOptions(n_boot=50))
+    return path, ds, result, write_calibration(path, result.calibration.block)
+
+
+def test_heads_learn_what_the_model_cannot_see(fitted) -> None:
+    _, _, result, _ = fitted
+    q = result.calibration.questions
+    # zero-shot the model gives "invoice" no weight: chance; the head reads it in the features
+    assert q["refund"].before["auroc"] == pytest.approx(0.5)
+    assert q["refund"].after["auroc"] > 0.95
+    assert q["team"].before["top1"] < 0.7 and q["team"].after["top1"] > 0.95
+    assert set(result.heads) == {"refund", "team"}
+    assert all(h.model == "seams-tiny-features" and h.n == 150 for h in result.heads.values())
+
+
+def test_heads_round_trip_through_the_rubric_file_byte_for_byte(fitted, local: LocalJudge) -> None:
+    path, _, result, rubric = fitted
+    text = path.read_text()
+    assert text.startswith(RUBRIC)
+    stored = rubric.calibration
+    assert with_block(text, stored, str(path)) == text  # loaded and written again: the same bytes
+    loaded = rubric_heads(rubric)
+    for qid, head in result.heads.items():
+        assert loaded[qid] == head
+        assert np.array_equal(loaded[qid].weight_array, head.weight_array)
+    states = [it["state"] for it in items(20, seed=9)]
+    again = HeadedJudge(local, loaded).ask_many(states, rubric.questions)
+    fresh = HeadedJudge(local, result.heads).ask_many(states, rubric.questions)
+    assert [a.answers for a in again] == [a.answers for a in fresh]
+
+
+def test_the_headed_judge_decides_with_heads_and_calibration(fitted, local: LocalJudge) -> None:
+    _, _, result, rubric = fitted
+    judge = with_heads(local, rubric)
+    assert isinstance(judge, HeadedJudge) and judge.model_id == rubric.calibration.model
+    assert judge.model_id.startswith("seams-tiny-features+heads:")
+    decision = rubric.decide("the customer saw the invoice charged twice", judge=judge)
+    assert decision.calibrated and decision.outcome == "refund"
+    with pytest.warns(CalibrationWarning, match=r"fitted on model 'seams-tiny-features\+heads:"):
+        bare = rubric.decide("the customer saw the invoice charged twice", judge=local)
+    assert not bare.calibrated  # fitted on the headed judge: stale for the bare model, never applied
+    # the answers of `ask` do not change with heads around: the bare model answers as before
+    assert local.ask("invoice", rubric.questions).model == "seams-tiny-features"
+
+
+def test_a_head_never_applies_to_another_model(fitted, tmp_path: Path) -> None:
+    _, ds, _, rubric = fitted
+    other = LocalJudge(write_tiny_model(tmp_path / "other", model_id="seams-tiny-other", features=True))
+    with pytest.raises(HeadMismatch, match="fitted on model 'seams-tiny-features'; it never applies to 'seams-tiny-other'"):
+        HeadedJudge(other, rubric_heads(rubric))
+    assert with_heads(other, rubric) is other
+    assert any("fitted on model" in r for r in rubric.stale_reasons(other.model_id))
+    run = RunResult(model=other.model_id, answers={it.id: other.ask(it.state, rubric.questions) for it in ds.items})
+    out = check_calibration(rubric, ds, run)
+    assert not out.ok
+    assert any("head fitted on model 'seams-tiny-features'; it is never applied to 'seams-tiny-other'" in f.message
+               for f in out.findings)
+
+
+def test_a_model_without_features_cannot_carry_heads(fitted, tiny_model_dir: Path) -> None:
+    _, ds, _, rubric = fitted
+    plain = LocalJudge(tiny_model_dir)
+    with pytest.raises(ConfigError, match="no pair-features output"):
+        calibrate_with_heads(rubric, ds, plain, FitOptions(n_boot=0))
+    assert with_heads(plain, rubric) is plain
+    with pytest.raises(HeadMismatch):
+        HeadedJudge(plain, rubric_heads(rubric))
+
+
+def test_a_changed_wording_makes_the_heads_stale(fitted, local: LocalJudge) -> None:
+    path, _, _, _ = fitted
+    edited = Rubric.loads(path.read_text().replace("Is a refund asked for?", "Is money asked back?"))
+    assert any("'refund' changed wording" in r for r in edited.stale_reasons(with_heads(local, edited).model_id))
+    judge = with_heads(local, edited)
+    assert set(judge.heads) == {"team"}  # the reworded question's head is left out
+    assert set(HeadedJudge(local, rubric_heads(edited)).applicable(edited.questions)) == {"team"}
+
+
+def test_fewer_than_50_labels_are_refused(local: LocalJudge) -> None:
+    rubric = Rubric.loads(RUBRIC)
+    ds = loads_jsonl(jsonl(items(40)), rubric.questions)
+    with pytest.raises(InputError, match="too few labels to calibrate: 'refund' has 40, 'team' has 40; at least 50"):
+        calibrate_with_heads(rubric, ds, local, FitOptions(n_boot=0))
+
+
+def test_a_strongly_regularised_head_stays_with_the_model(local: LocalJudge) -> None:
+    """At the grid's smallest C the head's spread comes from the model's logit, not the features:
+    the logit column's scale keeps its weight nearly unpenalised (without it, the reverse)."""
+    rubric = Rubric.loads(RUBRIC)
+    rows = items(200, seed=4)
+    for r in rows:  # labels the model can read: "yes" in the state
+        r["state"] += " yes" if r["labels"]["refund"] else " no"
+    pass_ = collect(rubric, local, [r["state"] for r in rows])
+    logits = np.array([f["refund"].logits[0] for _, f in pass_])
+    feats = np.stack([f["refund"].features[0] for _, f in pass_])
+    y = np.array([r["labels"]["refund"] for r in rows], int)
+
+    def spreads(fitter: HeadFitter) -> tuple[float, float]:
+        fitter.fit(logits, feats, y)
+        return float(np.std(fitter.logit_weight_ * logits)), float(np.std(feats @ fitter.weights_))
+
+    from_logit, from_features = spreads(HeadFitter(Cs=[1e-3]))
+    assert from_logit > 10 * from_features
+    unscaled_logit, unscaled_features = spreads(HeadFitter(Cs=[1e-3], logit_scale=1.0))
+    assert unscaled_logit < unscaled_features
+
+
+def test_calibrate_heads_and_check_on_the_command_line(tiny_features_dir: Path, tmp_path: Path) -> None:
+    rubric_path = tmp_path / "desk.yaml"
+    rubric_path.write_text(RUBRIC)
+    data = tmp_path / "set.jsonl"
+    data.write_text(jsonl(items(200, seed=1)))
+    runner = CliRunner()
+    args = ["--model-dir", str(tiny_features_dir), "--no-cache"]
+    res = runner.invoke(app, ["calibrate", str(rubric_path), str(data), "--heads", "--bootstrap", "50", "-q", *args],
+                        env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "refund (zero-shot)" in res.output and "refund (heads + calibration)" in res.output
+    assert "head:" in rubric_path.read_text()
+    res = runner.invoke(app, ["check", str(rubric_path), str(data), "-q", *args])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["eval", str(rubric_path), str(data), "-q", "--json", *args])
+    assert res.exit_code == 0, res.output
+    evaluated = json.loads(res.output)
+    assert evaluated["calibrated"] and "+heads:" in evaluated["model"]
+    other = write_tiny_model(tmp_path / "other", model_id="seams-tiny-other", features=True)
+    res = runner.invoke(app, ["check", str(rubric_path), str(data), "-q", "--model-dir", str(other), "--no-cache"])
+    assert res.exit_code == 1 and "never applied to 'seams-tiny-other'" in res.output
+    remote = runner.invoke(app, ["calibrate", str(rubric_path), str(data), "--heads", "--judge", "http://127.0.0.1:9"])
+    assert remote.exit_code == 2 and "--heads fits on the local model" in remote.output
+
+
+def test_lines_with_their_own_questions_are_refused(local: LocalJudge) -> None:
+    rubric = Rubric.loads(RUBRIC)
+    rows = items(60)
+    rows[0]["questions"] = {"refund": {"type": "noul", "instructions": "Is a refund asked for?"}}
+    ds = loads_jsonl(jsonl(rows), rubric.questions)
+    with pytest.raises(InputError, match="carry their own questions"):
+        calibrate_with_heads(rubric, ds, local, FitOptions(n_boot=0))
