@@ -207,16 +207,20 @@ def _finish(items: list[LabelledItem], questions: Mapping[str, QuestionT] | None
 
 def loads_jsonl(text: str, questions: Mapping[str, QuestionT] | None = None, *, path: str | None = None) -> LabelledSet:
     """Parse JSONL text; `questions` (a rubric's) may be None when every line has its own."""
-    items = []
+    items = [parse_item(raw, questions, path=path, line=lineno) for lineno, raw in json_lines(text, path)]
+    return _finish(items, questions, path)
+
+
+def json_lines(text: str, path: str | None = None) -> Iterator[tuple[int, Any]]:
+    """(1-based line number, decoded value) for every non-blank line of JSONL text; a line that is
+    not JSON is a `LabelledSetError` naming the file, line and column."""
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
+            yield lineno, json.loads(line)
         except json.JSONDecodeError as exc:
             raise LabelledSetError(f"not valid JSON: {exc.msg} at column {exc.colno}", path=path, line=lineno) from None
-        items.append(parse_item(raw, questions, path=path, line=lineno))
-    return _finish(items, questions, path)
 
 
 def load_jsonl(path: str | Path, questions: Mapping[str, QuestionT] | None = None) -> LabelledSet:
