@@ -23,8 +23,8 @@ DIR is a model whose config names a `features` output (seams-minilm 0.6 or later
    alternating rounds in this process (best of 3 each).
 4. **distill** — a teacher that is a real `seams serve` app (uvicorn on loopback) over a judge
    answering with a labelled set's gold labels, a share `--noise` of them wrong; the student is
-   the local model with heads fitted on the teacher's answers only (`seams.distill.distill`, target
-   agreement 0.95); figures on the held-out half of the states.
+   the local model with heads fitted on the teacher's answers only (`seams.calibration.distill`,
+   target `--agreement` at `--confidence`); figures on the held-out half of the states.
 
 Model passes are the slow part; `--cache DIR` keeps each set's answers and features on disk
 (keyed by model id and file contents), so a re-run fits and measures only.
@@ -316,19 +316,24 @@ def distillation(judge: LocalJudge, args: argparse.Namespace) -> dict[str, Any]:
         with serving(create_app(gold)) as url, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             teacher = RemoteJudge("gold-teacher-1", base_url=url)
-            res = distill(rubric, states, teacher, judge, agreement=0.95, options=FitOptions(n_boot=0))
+            res = distill(rubric, states, teacher, judge, agreement=args.agreement,
+                          options=FitOptions(n_boot=0, delta=1 - args.confidence))
             teacher.close()
         seconds = time.perf_counter() - t0
         gold_agree = np.mean([res.labelled.items[j].labels["q"] == rows[j].labels[qid] for j in range(len(rows))])
+        block = res.rubric.calibration
+        cuts = {rid: {"high": t.high, "low": t.low} for rid, t in (block.thresholds.items() if block else [])}
         entry = {"states": len(rows), "noise": args.noise, "teacher_vs_gold": round(float(gold_agree), 4),
-                 "agreement": res.agreement, "cascade": res.cascade, "seconds": round(seconds, 1)}
+                 "target_agreement": args.agreement, "confidence": args.confidence, "cut_points": cuts,
+                 "agreement": res.agreement, "cascade": res.cascade, "notes": res.notes,
+                 "seconds": round(seconds, 1)}
         out[f"{seam}/{qid}"] = entry
         c = res.cascade
         a = res.agreement["q"]
         print(f"distill {seam}/{qid}: {len(rows)} states, teacher noise {args.noise} (teacher = gold on "
               f"{gold_agree:.3f}); held out {a['n']}: local answers agree {a['agreement']:.3f}; cascade "
-              + (f"answers {c['local_share']:.1%} locally, agreement {c['agreement']:.3f}" if c["n"] else "n/a"),
-              flush=True)
+              + (f"answers {c['local_share']:.1%} locally, agreement {c['agreement']:.3f}" if c["n"] else "n/a")
+              + f" (target {args.agreement} at confidence {args.confidence}; cut-points {cuts})", flush=True)
     return out
 
 
@@ -365,9 +370,12 @@ def main() -> None:
     ap.add_argument("--parts", default="calibration,written,speed,distill")
     ap.add_argument("--set-limit", default="", help="per-set caps, NAME=N,... (over --limit)")
     ap.add_argument("--skip", default="", help="calibration sets to leave out, comma-separated")
-    ap.add_argument("--distill", default="escalation/out_of_scope,output-check/unsupported",
+    ap.add_argument("--distill", default="passage-gate/injection,memory-admission/related,escalation/out_of_scope",
                     help="seam/question pairs for the distillation run")
     ap.add_argument("--noise", type=float, default=0.03)
+    ap.add_argument("--agreement", type=float, default=0.95, help="the distillation's target agreement")
+    ap.add_argument("--confidence", type=float, default=0.95,
+                    help="confidence of the cut-points' guarantee in the distillation (0.5: about the point estimate)")
     ap.add_argument("--answer-states", type=int, default=100, help="states in the with/without heads timing")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--cache", type=Path, default=None)
