@@ -371,7 +371,11 @@ class LocalJudge(SyncJudge):
             idx = order[start:stop]
             if limits is not None:
                 limits.check()
-            logits, batch_feats = self._run_batch([pairs[j] for j in idx], int(lengths[idx[-1]]), with_features)
+            batch, width = [pairs[j] for j in idx], int(lengths[idx[-1]])
+            if with_features:
+                logits, batch_feats = self._run_outputs(batch, width, with_features=True)
+            else:
+                logits, batch_feats = self._run_batch(batch, width), None
             out[idx] = logits
             if feats is not None:
                 feats[idx] = batch_feats
@@ -380,9 +384,14 @@ class LocalJudge(SyncJudge):
             raise ModelError(f"{self._dir.onnx_path}: the model produced a non-finite logit")
         return out, feats
 
-    def _run_batch(
-        self, batch: list[tuple[np.ndarray, np.ndarray]], width: int, with_features: bool = False
+    def _run_batch(self, batch: list[tuple[np.ndarray, np.ndarray]], width: int) -> np.ndarray:
+        """One logit per pair of one padded batch."""
+        return self._run_outputs(batch, width, with_features=False)[0]
+
+    def _run_outputs(
+        self, batch: list[tuple[np.ndarray, np.ndarray]], width: int, *, with_features: bool
     ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The logits of one padded batch, and with `with_features` its pairs' features."""
         n = len(batch)
         ids = np.full((n, width), self._pad_id, dtype=np.int64)
         types = np.zeros((n, width), dtype=np.int64)
