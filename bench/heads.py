@@ -71,7 +71,7 @@ def passed(rubric: Rubric, judge: LocalJudge, ds: LabelledSet, cache: Path | Non
     if path is not None and path.is_file():
         return pickle.loads(path.read_bytes())
     t0 = time.perf_counter()
-    got = collect(rubric, judge, [it.state for it in ds.items], progress=sys.stderr.isatty(), label=what)
+    got = collect(rubric, judge, [it.state for it in ds.items])
     out = {"items": dict(zip([it.id for it in ds.items], got)), "seconds": time.perf_counter() - t0}
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -37,7 +37,7 @@ from .dataset import LabelledItem, LabelledSet, json_lines
 from .fit import FitOptions
 from .heads import HeadsResult, calibrate_with_heads
 from .metrics import clopper_pearson
-from .run import run_set
+from .run import Progress, run_set
 
 
 def read_states(path: str | Path) -> list[tuple[str, Any]]:
@@ -109,23 +109,24 @@ class DistillResult:
 
 
 def ask_teacher(rubric: Rubric, states: Sequence[tuple[str, Any]], teacher: Judge, *, concurrency: int = 8,
-                progress: bool = False) -> tuple[dict[str, Answers], dict[str, str]]:
+                progress: Progress | None = None) -> tuple[dict[str, Answers], dict[str, str]]:
     """Every state's answers from the teacher (wrap it in a `CachedJudge` so a re-run is free)."""
     blank = LabelledSet([LabelledItem(i, s, {}) for i, s in states], dict(rubric.questions))
-    run = run_set(blank, rubric.asking(teacher), concurrency=concurrency, progress=progress,
-                  label="asking the teacher")
+    run = run_set(blank, teacher, concurrency=concurrency, progress=progress, rubric=rubric)
     return run.answers, run.errors
 
 
 def distill(rubric: Rubric, states: Sequence[tuple[str, Any]], teacher: Judge, student: LocalJudge, *,
             agreement: float = 0.95, options: FitOptions | None = None, concurrency: int = 8,
-            progress: bool = False, labelled_path: str | Path | None = None) -> DistillResult:
+            teacher_progress: Progress | None = None, progress: Progress | None = None,
+            labelled_path: str | Path | None = None) -> DistillResult:
     """Label `states` with `teacher`, fit `student`'s heads and calibration on the labels, and
-    measure agreement and the cascade on the held-out part (see the module doc)."""
+    measure agreement and the cascade on the held-out part (see the module doc).
+    `teacher_progress` and `progress` see the teacher's and the local model's passes."""
     if not 0.5 < agreement < 1:
         raise InputError(f"the agreement target must be within (0.5, 1), got {agreement}")
     options = replace(options or FitOptions(), method="target", target=round(1 - agreement, 6))
-    answers, errors = ask_teacher(rubric, states, teacher, concurrency=concurrency, progress=progress)
+    answers, errors = ask_teacher(rubric, states, teacher, concurrency=concurrency, progress=teacher_progress)
     if not answers:
         first = next(iter(errors.items()), ("", "no states"))
         raise InputError(f"the teacher answered none of the {len(states)} states (first error: {first[0]}: {first[1]})")

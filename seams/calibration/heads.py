@@ -32,7 +32,7 @@ from ..rubric.heads import HeadedJudge
 from .dataset import LabelledSet
 from .extract import encode_answers, question_data, split_ids
 from .fit import CalibrationResult, FitOptions, check_counts, fit_calibration, noul_threshold
-from .run import RunResult, _Progress
+from .run import Progress, RunResult, _Counter
 
 #: The model's logit, standardised, is multiplied by this before the fit, so the L2 penalty on
 #: its weight is 1/LOGIT_SCALE² of a feature's: the head keeps the model's own belief nearly
@@ -146,23 +146,23 @@ def head_rows(question: Question, pfs: Sequence[PairFeatures], labels: Sequence[
 
 
 def collect(rubric: Rubric, judge: LocalJudge, states: Sequence[Any], *, batch_size: int = 64,
-            progress: bool = False, label: str = "judging (with features)") -> Pass:
+            progress: Progress | None = None) -> Pass:
     """The local model's answers and pair features for every state, as the rubric asks them
-    (questions `asked_alone` see their view of the state)."""
+    (questions `asked_alone` see their view of the state); `progress(done, total)` as chunks finish."""
     from ..rubric.alone import AskedAlone, _merge
 
     questions = rubric.questions
     alone = AskedAlone(judge, rubric.spec.asked_alone)
     out: Pass = []
-    with _Progress(len(states), label, progress) as bar:
-        for start in range(0, len(states), batch_size):
-            chunk = states[start:start + batch_size]
-            parts = [judge.answers_and_features([alone._project(s, repl) for s in chunk], qs)
-                     for repl, qs in alone._groups(questions)]
-            for i in range(len(chunk)):
-                feats = {qid: f for p in parts for qid, f in p[i][1].items()}
-                out.append((_merge([p[i][0] for p in parts], questions), feats))
-            bar.advance(len(chunk))
+    bar = _Counter(progress, 0, len(states))
+    for start in range(0, len(states), batch_size):
+        chunk = states[start:start + batch_size]
+        parts = [judge.answers_and_features([alone._project(s, repl) for s in chunk], qs)
+                 for repl, qs in alone._groups(questions)]
+        for i in range(len(chunk)):
+            feats = {qid: f for p in parts for qid, f in p[i][1].items()}
+            out.append((_merge([p[i][0] for p in parts], questions), feats))
+        bar.advance(len(chunk))
     return out
 
 
@@ -224,7 +224,7 @@ class HeadsResult:
 
 
 def calibrate_with_heads(rubric: Rubric, dataset: LabelledSet, judge: LocalJudge, options: FitOptions, *,
-                         fitter: HeadFitter | None = None, progress: bool = False,
+                         fitter: HeadFitter | None = None, progress: Progress | None = None,
                          collected: Pass | None = None) -> HeadsResult:
     """Fit heads, then calibration and cut-points over the headed answers (see the module doc).
 

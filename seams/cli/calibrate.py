@@ -211,10 +211,10 @@ def calibrate(
 
             if judge != "local":
                 raise InputError("--heads fits on the local model's pair features: use --judge local (and --model-dir)")
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), progress_bar("judging (with features)", quiet=quiet or as_json) as bar:
                 warnings.simplefilter("ignore")  # the same messages come back as notes
                 result = calibrate_with_heads(r, ds, make_judge("local", model_dir=model_dir), opts,
-                                              progress=not (quiet or as_json)).calibration
+                                              progress=bar).calibration
         else:
             j = _judge(judge, model, api_key, model_dir, cache, no_cache)
             res = _run(ds, j, r, concurrency, quiet or as_json)

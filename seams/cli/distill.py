@@ -12,6 +12,7 @@ from rich.table import Table
 from ..errors import InputError
 from . import app
 from ._common import console, err_console, errors_to_exit, make_judge, print_json
+from .progress import progress_bar
 from .calibrate import CacheOpt, ConcOpt, DirOpt, JsonOpt, KeyOpt, NoCacheOpt, QuietOpt, RubricArg, _cache_path
 
 
@@ -63,10 +64,12 @@ def distill(
         student = make_judge("local", model_dir=model_dir)
         target = out or states.with_name(states.name.removesuffix(".jsonl") + ".teacher.jsonl")
         opts = FitOptions(delta=1 - confidence, split=split, seed=seed, n_boot=bootstrap)
-        with warnings.catch_warnings():
+        quiet = quiet or as_json
+        # one bar (rich draws one live display at a time): the teacher's pass, then the local model's
+        with warnings.catch_warnings(), progress_bar("the teacher, then the local model", quiet=quiet) as bar:
             warnings.simplefilter("ignore")  # the same messages come back as notes
             result = run_distill(r, pairs, teach, student, agreement=agreement, options=opts, concurrency=concurrency,
-                                 progress=not (quiet or as_json), labelled_path=target)
+                                 teacher_progress=bar, progress=bar, labelled_path=target)
         if not dry_run:
             write_calibration(r.path, result.fitted.calibration.block)
         summary = {"rubric": r.path, "written": not dry_run, "labelled": str(target), "states": len(pairs),
