@@ -364,8 +364,10 @@ class RemoteJudge(Judge):
         `ProtocolError`, read no further. An answer is a few KB.
 
     `timeout` and the retry budget hold against a server that trickles its answer: each attempt
-    has one deadline for its whole exchange (async: exact; sync: checked as each chunk arrives),
-    not a read timeout that restarts with every byte.
+    has one deadline for its whole exchange, not a read timeout that restarts with every byte.
+    Async, and sync on the client this judge makes, it is exact, status line and headers
+    included. With your own sync `transport`/`http_client`, or an environment proxy, only the
+    body is held to it (checked as each chunk arrives): the head waits on httpx's read timeout.
     """
 
     def __init__(
