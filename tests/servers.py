@@ -270,6 +270,21 @@ def trickle(prefix: bytes, byte: bytes = b" ", every: float = 0.02) -> Callable[
     return respond
 
 
+def drip(message: bytes, then: bytes = b" ", every: float = 0.02) -> Callable[[socket.socket], None]:
+    """Send `message` one byte at a time, then `then` the same way, until the client hangs up:
+    a status line and headers that trickle in, each byte well inside any read timeout."""
+
+    def respond(conn: socket.socket) -> None:
+        for i in range(len(message)):
+            conn.sendall(message[i:i + 1])
+            time.sleep(every)
+        while True:
+            conn.sendall(then)
+            time.sleep(every)
+
+    return respond
+
+
 @pytest.fixture
 def raw_server() -> Iterator[Callable[[Callable[[socket.socket], None]], Raw]]:
     """Start `Raw` servers (a function writing the answer); all are stopped when the test ends."""

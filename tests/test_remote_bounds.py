@@ -12,7 +12,7 @@ import gzip
 
 import pytest
 import zstandard
-from servers import trickle
+from servers import drip, trickle
 
 from seams.errors import JudgeTimeout, ProtocolError
 from seams.judges import RemoteJudge, RetryPolicy
@@ -36,6 +36,20 @@ def test_a_trickled_body_ends_at_the_budget(raw_server) -> None:
 
 def test_a_trickled_chunked_body_ends_at_the_budget(raw_server) -> None:
     server = raw_server(trickle(HEAD + b"Transfer-Encoding: chunked\r\n\r\n", b"1\r\n \r\n"))
+    with judge(server.url) as remote, pytest.raises(JudgeTimeout):
+        remote.ask("billing", NOUL)
+    assert server.gone.wait(5)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("message, then", [
+    (b"HTTP/1.1 200 OK", b" "),  # a status line that never ends
+    (HEAD + b"X-Slow: ", b"a"),  # a status line, then a header that never ends
+], ids=["status line", "headers"])
+def test_sync_holds_one_deadline_while_the_head_trickles_in(raw_server, message: bytes, then: bytes) -> None:
+    # Every byte, the status line's included, comes well inside the 0.5 s read timeout, so only
+    # a deadline over the whole exchange can end the call.
+    server = raw_server(drip(message, then))
     with judge(server.url) as remote, pytest.raises(JudgeTimeout):
         remote.ask("billing", NOUL)
     assert server.gone.wait(5)

@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Literal, NoReturn, Self
 from urllib.parse import urlsplit
+from urllib.request import getproxies
 
 import httpx
 import zstandard
@@ -55,6 +56,7 @@ from ..errors import (
 )
 from ..settings import API_KEY_ENV, settings
 from ._bounded import MAX_RESPONSE_BYTES, aread_bounded, read_bounded, within
+from ._deadline import DeadlineTransport, deadline_at
 from ._retry import RETRY_STATUSES, Attempts, RetryPolicy, retry_after_seconds
 from ._wire import WireQuestion, encode_body, encode_model, encode_state, prepare_questions, split_questions
 from .base import Judge
@@ -362,8 +364,10 @@ class RemoteJudge(Judge):
         `ProtocolError`, read no further. An answer is a few KB.
 
     `timeout` and the retry budget hold against a server that trickles its answer: each attempt
-    has one deadline for its whole exchange (async: exact; sync: checked as each chunk arrives),
-    not a read timeout that restarts with every byte.
+    has one deadline for its whole exchange, not a read timeout that restarts with every byte.
+    Async, and sync on the client this judge makes, it is exact, status line and headers
+    included. With your own sync `transport`/`http_client`, or an environment proxy, only the
+    body is held to it (checked as each chunk arrives): the head waits on httpx's read timeout.
     """
 
     def __init__(
@@ -438,7 +442,7 @@ class RemoteJudge(Judge):
         if compression is not None:
             self._headers[compression] = {**hdrs, "Content-Encoding": compression}
         self._owns_client = http_client is None
-        self._client = http_client or httpx.Client(timeout=self._timeout, transport=transport)
+        self._client = http_client or httpx.Client(timeout=self._timeout, transport=transport or _own_transport())
         self._user_aclient = async_http_client
         self._async_transport = async_transport
         self._aclient: httpx.AsyncClient | None = async_http_client
@@ -540,7 +544,12 @@ class RemoteJudge(Judge):
         deadline = time.monotonic() + timeout
         request = self._client.build_request(method, url, content=body, headers=self._headers[encoding],
                                              timeout=timeout)
-        return read_bounded(self._client.send(request, stream=True), request, deadline, self._max_response_bytes)
+        # On the transport this judge makes, every connect and read ends by the deadline, so a
+        # trickled status line or header cannot outlast it; read_bounded holds it over the body on
+        # any transport.
+        with deadline_at(deadline):
+            return read_bounded(self._client.send(request, stream=True), request, deadline,
+                                self._max_response_bytes)
 
     def close(self) -> None:
         """Close the HTTP client this judge created (a client you passed in stays open)."""
@@ -662,6 +671,14 @@ class RemoteJudge(Judge):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+def _own_transport() -> httpx.BaseTransport | None:
+    """The sync transport for a client this judge makes: `DeadlineTransport`, which holds the
+    attempt's deadline over the whole exchange; None (httpx's own, which honours them) when a
+    proxy is set in the environment, as `DeadlineTransport` does not speak to proxies."""
+    proxies = getproxies()
+    return None if any(proxies.get(k) for k in ("http", "https", "all")) else DeadlineTransport()
 
 
 #: The retry settings `RemoteJudge` once took one by one; they are `RetryPolicy` fields now.
