@@ -173,11 +173,27 @@ OPTIONS10 = ["billing", "technical", "sales", "red", "green", "blue", "angry", "
 def test_ask_states_the_cost_of_a_long_state_before_it_starts(tiny_model_dir):
     long_state = "the customer wrote about billing and the invoice " * 40
     r = run("ask", "-q", "Is this about billing?", "--state", long_state, "--options", ",".join(OPTIONS10),
-            "--model-dir", str(tiny_model_dir), "--json")
+            "--model-dir", str(tiny_model_dir), "--json", "--batch-size", "1")
     assert r.exit_code == 0, r.output
     windows = json.loads(r.stdout)["windows"]
     assert windows > 1
-    assert f"judged in {windows} windows; {10 * windows} model runs (1 question)" in r.stderr
+    pairs = 10 * windows
+    assert (f"judged in {windows} windows; {pairs} pairs in {pairs} model runs (--batch-size 32 runs them in "
+            "fewer) (1 question)") in r.stderr
+
+
+def test_ask_batches_a_long_state_s_windows_when_asked(tiny_model_dir):
+    """--batch-size puts windows × hypotheses into shared runs; on a batch-independent model the
+    answers are the same as one pair a run, and the work is no longer announced as long."""
+    long_state = "the customer wrote about billing and the invoice " * 40
+    args = ("ask", "-q", "Is this about billing?", "--state", long_state, "--options", ",".join(OPTIONS10),
+            "--model-dir", str(tiny_model_dir), "--json")
+    one, batched = run(*args, "--batch-size", "1"), run(*args, "--batch-size", "32")
+    assert one.exit_code == batched.exit_code == 0, batched.output
+    a, b = json.loads(one.stdout), json.loads(batched.stdout)
+    assert a["answers"] == b["answers"] and a["windows"] == b["windows"] > 1
+    assert "model runs" in one.stderr and "model runs" not in batched.stderr
+    assert run(*args, "--batch-size", "0").exit_code == 2
 
 
 def test_ask_says_nothing_extra_for_a_short_state(tiny_model_dir):

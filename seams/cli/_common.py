@@ -58,14 +58,19 @@ EXIT_JUDGE = 3
 
 
 def make_judge(judge: str, *, model: str | None = None, api_key: str | None = None,
-               model_dir: Path | None = None, threads: int | None = None):
-    """`local` (the shipped model, or `model_dir`) or a System One base URL."""
+               model_dir: Path | None = None, threads: int | None = None, batch_size: int | None = None):
+    """`local` (the shipped model, or `model_dir`) or a System One base URL.
+
+    `batch_size` is the local judge's pairs per model run (None: its default, one pair a run for
+    the shipped batch-dependent int8 model, whose answers move with their batch mates)."""
     if judge == "local":
         from ..judges.local import LocalJudge
 
         kwargs: dict[str, Any] = {}
         if threads is not None:
             kwargs["intra_op_threads"] = threads
+        if batch_size is not None:
+            kwargs["max_batch_size"] = batch_size
         return LocalJudge(model_dir, **kwargs) if model_dir else LocalJudge(**kwargs)
     if judge.startswith(("http://", "https://")):
         from ..judges.remote import RemoteJudge

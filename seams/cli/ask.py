@@ -96,6 +96,11 @@ def ask(
     model: Annotated[str | None, typer.Option(help="Model id for a remote judge (default: $TYPESAFE_DEFAULT_MODEL, else jev-latest).")] = None,
     api_key: Annotated[str | None, typer.Option(help="Bearer key for a remote judge (default: $TYPESAFE_API_KEY).", show_default=False)] = None,
     model_dir: Annotated[Path | None, typer.Option(help="A local model directory instead of the shipped model (default: $SEAMS_MODEL_DIR).")] = None,
+    batch_size: Annotated[int | None, typer.Option(
+        "--batch-size", min=1,
+        help="Local judge: pairs (windows × hypotheses) per model run. Default: the model's own, one a run for "
+             "the shipped int8 model, whose answers move slightly with their batch mates; 32 runs a long "
+             "state's windows several times faster at that price (docs/local-judge.md, \"Batching\").")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print answers and decision as JSON.")] = False,
     keep_state: Annotated[bool, typer.Option(help="Include the raw state in --json output.")] = False,
     exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit 1 unless the decision's outcome is an 'act' outcome.")] = False,
@@ -105,7 +110,7 @@ def ask(
         if (rubric is None) == (question is None):
             raise InputError("give a rubric or --question (exactly one)")
         the_state = read_state(state, state_file, json_state)
-        j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)
+        j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir, batch_size=batch_size)
         if rubric is not None:
             from ..rubric.heads import with_heads
 
@@ -165,11 +170,13 @@ def _announce(judge: object, state: object, questions: dict) -> None:
 
     if not isinstance(judge, LocalJudge):
         return
-    windows, runs = judge.cost(state, questions)
+    windows, pairs = judge.cost(state, questions)
+    runs = -(-pairs // judge.max_batch_size)  # at most this many pairs share a run
     if runs > ANNOUNCE_RUNS:
-        err_console.print(f"seams ask: the state is judged in {plural(windows, 'window')}; {runs:,} model runs "
-                          f"({plural(len(questions), 'question')}) on the local model — this can take a while",
-                          highlight=False)
+        hint = " (--batch-size 32 runs them in fewer)" if judge.max_batch_size == 1 else ""
+        err_console.print(f"seams ask: the state is judged in {plural(windows, 'window')}; {pairs:,} pairs in "
+                          f"{runs:,} model runs{hint} ({plural(len(questions), 'question')}) on the local model "
+                          "— this can take a while", highlight=False)
 
 
 def _cells(a: NoulAnswer | ChoiceAnswer | ScoreAnswer) -> tuple[str, str]:
