@@ -1,0 +1,117 @@
+"""Recover fp32 torch weights from an int8 export, to start a training phase from a shipped model.
+
+    python -m training.dequantise seams/models/seams-minilm --out ../train_runs/from05/final
+
+The shipped graphs are `quantize_dynamic` exports: every weight matrix is int8 with per-channel
+scales and zero points, every bias and LayerNorm kept in fp32. scale × (q − zero point) gives the
+weights back to within the quantisation step, which is how a later session can continue from a
+model whose torch weights were not kept (0.5's). Matrix weights are anonymous in the graph
+(`onnx::MatMul_720`), so each is named by the bias its product is added to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _dequantised(inits: dict[str, Any], base: str) -> np.ndarray:
+    from onnx import numpy_helper
+
+    q = numpy_helper.to_array(inits[f"{base}_quantized"]).astype(np.float32)
+    scale = numpy_helper.to_array(inits[f"{base}_scale"]).astype(np.float32)
+    zero = numpy_helper.to_array(inits[f"{base}_zero_point"]).astype(np.float32)
+    return (q - zero) * scale
+
+
+def state_dict_from_onnx(onnx_path: Path) -> dict[str, np.ndarray]:
+    """torch-style names (`bert.…`, `classifier.…`) → fp32 arrays, for a [CLS]-pooler export."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(onnx_path)).graph
+    inits = {i.name: i for i in graph.initializer}
+    consumers: dict[str, list[Any]] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    out: dict[str, np.ndarray] = {}
+    strip = "m."
+    for name, init in inits.items():
+        if name.endswith(("_quantized", "_scale", "_zero_point")):
+            continue
+        out[name.removeprefix(strip)] = numpy_helper.to_array(init).astype(np.float32)
+    for name in inits:
+        if not name.endswith("_quantized"):
+            continue
+        base = name[: -len("_quantized")]
+        w = _dequantised(inits, base)
+        if base.endswith("_Transposed"):  # a named product stored as x @ Wᵀ: torch keeps W
+            out[base.removeprefix(strip).removesuffix("_Transposed")] = np.ascontiguousarray(w.T)
+            continue
+        if base.startswith(strip):  # embeddings keep their names (a Gather, not a product)
+            out[base.removeprefix(strip)] = w
+            continue
+        bias = _bias_after(consumers, name, inits)
+        if bias is None:
+            raise ValueError(f"{onnx_path}: cannot tell which layer {base} belongs to")
+        layer = bias.removeprefix(strip).removesuffix(".bias")
+        matrix = w.T  # the graph multiplies x @ W; torch's Linear stores W transposed
+        out[f"{layer}.weight"] = np.ascontiguousarray(matrix)
+    return out
+
+
+def _bias_after(consumers: dict[str, list[Any]], start: str, inits: dict[str, Any]) -> str | None:
+    """The fp32 bias initializer added to the product that reads `start` (a short walk forward)."""
+    frontier, seen = [start], set()
+    for _ in range(6):
+        nxt = []
+        for tensor in frontier:
+            for node in consumers.get(tensor, []):
+                if node.op_type == "Add":
+                    for i in node.input:
+                        if i in inits and i.endswith(".bias"):
+                            return i
+                for o in node.output:
+                    if o not in seen:
+                        seen.add(o)
+                        nxt.append(o)
+        frontier = nxt
+    return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model_dir", type=Path)
+    ap.add_argument("--out", type=Path, required=True, help="a run's final/ directory to write")
+    args = ap.parse_args()
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    from .train import base_model_dir
+
+    cfg = json.loads((args.model_dir / "config.json").read_text())
+    weights = state_dict_from_onnx(args.model_dir / cfg["onnx"])
+    hf_cfg = AutoConfig.from_pretrained(base_model_dir(), num_labels=1)
+    model = AutoModelForSequenceClassification.from_config(hf_cfg)
+    own = model.state_dict()
+    missing = sorted(set(own) - set(weights) - {"bert.embeddings.position_ids"})
+    extra = sorted(set(weights) - set(own))
+    if missing or extra:
+        raise SystemExit(f"names do not match: missing {missing[:5]}, extra {extra[:5]}")
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()}, strict=False)
+    args.out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(args.out)
+    (args.out / "seams_head.json").write_text(json.dumps({"head": "cls", "dequantised_from": cfg["model_id"]}))
+    print(f"wrote {args.out} ({len(weights)} tensors from {cfg['model_id']})")
+
+
+if __name__ == "__main__":
+    main()
