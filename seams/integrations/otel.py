@@ -30,7 +30,7 @@ from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from .. import __version__
 from ..answers import Answers
 from ..decision import Decision
-from ..judges.base import Judge
+from ..judges.base import Judge, WrappedJudge
 from ..state import canonical_json
 
 DECIDE, JUDGE, CASCADE = "seams.decide", "seams.judge.ask", "seams.cascade"
@@ -94,21 +94,13 @@ def _span(tracer: Tracer, name: str, attrs: Mapping[str, Any]) -> Iterator[Span]
             raise
 
 
-class TracingJudge(Judge):
+class TracingJudge(WrappedJudge):
     """A judge whose every call is a `seams.judge.ask` span; answers pass through unchanged."""
 
     def __init__(self, judge: Judge, tracer: Tracer, *, include_state: bool = False) -> None:
-        self.judge = judge
+        super().__init__(judge)
         self._tracer = tracer
         self._include_state = include_state
-
-    @property
-    def model_id(self) -> str:
-        return self.judge.model_id
-
-    @property
-    def batches(self) -> bool:  # type: ignore[override]
-        return self.judge.batches
 
     def __getattr__(self, name: str) -> Any:  # answer_identity, close, ...: the wrapped judge's
         if name == "judge":  # not set yet (copying, unpickling): no recursion

@@ -62,6 +62,22 @@ class SyncJudge(Judge):
         return await asyncio.to_thread(self.ask_many, states, questions)
 
 
+class WrappedJudge(Judge):
+    """Base for a judge over another judge (`judge`) that changes how it is asked, not which model
+    answers: its `model_id` and `batches` are the wrapped judge's."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+
+    @property
+    def model_id(self) -> str:
+        return self.judge.model_id
+
+    @property
+    def batches(self) -> bool:  # type: ignore[override]
+        return self.judge.batches
+
+
 #: What `answer_each` gives a state: its answers, or why the judge could not answer it.
 Answered = Answers | JudgeError | StateError
 
@@ -120,4 +136,7 @@ def answer_identity(judge: Judge) -> str:
     return getattr(judge, "answer_identity", None) or judge.model_id
 
 
-__all__ = ["Answered", "Judge", "Questions", "SyncJudge", "aanswer_each", "answer_each", "answer_identity", "ask_each"]
+__all__ = [
+    "Answered", "Judge", "Questions", "SyncJudge", "WrappedJudge", "aanswer_each", "answer_each", "answer_identity",
+    "ask_each",
+]

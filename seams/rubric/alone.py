@@ -22,26 +22,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..answers import Answers, Usage
-from ..judges.base import Judge, answer_identity, ask_each
+from ..judges.base import Judge, WrappedJudge, answer_identity, ask_each
 from ..state import canonical_json
 
 Replacements = Mapping[str, str]
 
 
-class AskedAlone(Judge):
+class AskedAlone(WrappedJudge):
     """A judge that asks the questions named in `alone` about the state with fields replaced."""
 
     def __init__(self, judge: Judge, alone: Mapping[str, Replacements]) -> None:
-        self.judge = judge
+        super().__init__(judge)
         self.alone = dict(alone)
-
-    @property
-    def model_id(self) -> str:
-        return self.judge.model_id
-
-    @property
-    def batches(self) -> bool:  # type: ignore[override]
-        return self.judge.batches
 
     @property
     def answer_identity(self) -> str:
