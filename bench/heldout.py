@@ -289,10 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         public_systems: list[Any] = []
         for s in systems:
             if isinstance(s, Local):
-                ours = MQ.Ours.__new__(MQ.Ours)
-                ours.judge = s.judge
-                ours.name = s.name
-                public_systems.append(ours)
+                public_systems.append(MQ.Ours.of(s.judge, s.name))
             elif isinstance(s, SparrowSystem):
                 public_systems.append(MQ.Sparrow())
         cos = next((s.cos for s in systems if isinstance(s, CosineSystem)), None)

@@ -72,6 +72,13 @@ class Ours:
 
         self.judge = LocalJudge(model_dir, intra_op_threads=threads)
 
+    @classmethod
+    def of(cls, judge: Any, name: str = "seams") -> Ours:
+        """The same system over a judge already loaded (another bench's), under `name`."""
+        ours = cls.__new__(cls)
+        ours.judge, ours.name = judge, name
+        return ours
+
     def noul(self, items: list[EvalItem]) -> list[float]:
         # group by question so each group is one batched ask_many call
         groups: dict[str, list[int]] = defaultdict(list)
