@@ -272,10 +272,16 @@ def _failed_attempt(
     return error, wait
 
 
+#: A retry is not started with less of the budget left than this: it could not get an answer back
+#: in time, and an attempt cut off mid-connect or mid-send would count as tried without reaching
+#: the server.
+MIN_RETRY_S = 0.05
+
+
 def _next_attempt(attempts: Attempts, last: SeamsError | None) -> float:
     """Start another attempt and return the budget left for it, or raise when none is left."""
     remaining = attempts.remaining()
-    if remaining <= 0:
+    if remaining <= 0 or (attempts.count and remaining < MIN_RETRY_S):
         raise _with_attempts(_budget_error(attempts, last), attempts)
     attempts.count += 1
     return remaining
