@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from model_quality import Cosine, auroc  # noqa: E402  (bench/ sibling)
-from seams.judges.local.hypotheses import focus, hypotheses, state_text  # noqa: E402
+from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text  # noqa: E402
 from seams.questions import Noul  # noqa: E402
 from training.written import Item, items  # noqa: E402
 
@@ -54,14 +54,6 @@ SPLITS = ("domains", "groups", "wordings")
 
 def _texts(it: Item) -> tuple[list[str], str]:
     return hypotheses(it.question), state_text(focus(it.question, it.state))
-
-
-def option_texts(question: Any) -> list[str]:
-    """What a Choice's options or a Score's levels say on their own, without the instructions:
-    the text a nearest-option baseline compares the state with ("name: description")."""
-    if question.type == "score":
-        return [str(level) for level in question.criteria]
-    return [f"{name.replace('_', ' ')}: {d}" if d else name.replace("_", " ") for name, d in question.criteria.items()]
 
 
 def _names(it: Item) -> list[Any]:

@@ -111,6 +111,8 @@ def variants(model_dir: Path, fp32_arg: str | None, work: Path) -> dict[str, Pat
         d = work / f"variant-{name}"
         d.mkdir()
         os.symlink(md.tokenizer_path.resolve(), d / md.config.tokenizer)
+        if md.encoder_path is not None:  # the sentence encoder of the blend travels with every variant
+            os.symlink(md.encoder_path.resolve(), d / md.encoder_path.name)
         cfg = json.loads(md.config_path.read_text(encoding="utf-8"))
         cfg["onnx"] = str(graphs[name].resolve())
         # a float graph's answers do not depend on the batch; an int8 graph quantised here does

@@ -19,10 +19,10 @@ from seams.calibration.heads import HeadFitter, calibrate_with_heads, collect
 from seams.calibration.run import RunResult
 from seams.calibration.writeback import with_block, write_calibration
 from seams.cli import _register, app
-from seams.errors import CalibrationWarning, ConfigError, HeadMismatch, InputError
-from seams.rubric.heads import HeadedJudge, rubric_heads, with_heads
+from seams.errors import ConfigError, HeadMismatch, InputError
 from seams.judges.local import LocalJudge
 from seams.rubric import Rubric
+from seams.rubric.heads import HeadedJudge, rubric_heads, with_heads
 
 _register()
 
@@ -71,15 +71,18 @@ def test_heads_round_trip_through_the_rubric_file_byte_for_byte(fitted, local: L
 
 
 def test_the_headed_judge_decides_with_heads_and_calibration(fitted, local: LocalJudge) -> None:
-    _, _, result, rubric = fitted
+    _, _, _, rubric = fitted
     judge = with_heads(local, rubric)
     assert isinstance(judge, HeadedJudge) and judge.model_id == rubric.calibration.model
     assert judge.model_id.startswith("seams-tiny-features+heads:")
     decision = rubric.decide("the customer saw the invoice charged twice", judge=judge)
     assert decision.calibrated and decision.outcome == "refund"
-    with pytest.warns(CalibrationWarning, match=r"fitted on model 'seams-tiny-features\+heads:"):
-        bare = rubric.decide("the customer saw the invoice charged twice", judge=local)
-    assert not bare.calibrated  # fitted on the headed judge: stale for the bare model, never applied
+    # the rubric applies its heads itself when asked with the very model they were fitted on
+    auto = rubric.decide("the customer saw the invoice charged twice", judge=local)
+    assert auto.calibrated and auto.outcome == "refund"
+    assert auto.model == judge.model_id and auto.answers == decision.answers
+    many = rubric.decide_many(["the customer saw the invoice charged twice", "hello"], judge=local)
+    assert [d.model for d in many] == [judge.model_id] * 2 and all(d.calibrated for d in many)
     # the answers of `ask` do not change with heads around: the bare model answers as before
     assert local.ask("invoice", rubric.questions).model == "seams-tiny-features"
 

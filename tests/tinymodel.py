@@ -13,6 +13,11 @@ word in an option's name pushes that option up, and a word that appears in both 
 and the state (the `match` term) makes an option win exactly when the state mentions it. Padding
 is masked out, so batching and sorting cannot change a logit. The files are a few KB.
 
+With `encoder=True` the directory also holds `encoder.onnx`, a tiny sentence encoder: one text's
+word counts (special tokens left out), normalised to unit length, so the cosine of an option's
+text with the state is their word overlap; the config then names it, and a `blend` in
+`config_overrides` mixes that cosine into the logits.
+
 Run as a script to write one: `python tests/tinymodel.py DIR [--max-length N]`.
 """
 
@@ -139,6 +144,44 @@ def build_graph(vocab: Mapping[str, int], *, inputs: tuple[str, ...] = ("input_i
     return model
 
 
+def build_encoder_graph(vocab: Mapping[str, int]) -> onnx.ModelProto:
+    """Token ids of one text per row in, its unit-length bag of words [batch, V] out."""
+    v = len(vocab)
+    keep = np.ones(v, dtype=np.float32)
+    for special in SPECIALS:
+        keep[vocab[special]] = 0.0
+    init = [
+        numpy_helper.from_array(keep, "keep"),
+        numpy_helper.from_array(np.array([0.0, 1.0], dtype=np.float32), "onehot_values"),
+        numpy_helper.from_array(np.array(v, dtype=np.int64), "depth"),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
+        numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus1"),
+        numpy_helper.from_array(np.array(1e-6, dtype=np.float32), "eps"),
+    ]
+    nodes = [
+        helper.make_node("Cast", ["attention_mask"], ["maskf"], to=TensorProto.FLOAT),
+        helper.make_node("OneHot", ["input_ids", "depth", "onehot_values"], ["oh"], axis=-1),  # [B,T,V]
+        helper.make_node("Unsqueeze", ["maskf", "minus1"], ["mask3"]),
+        helper.make_node("Mul", ["oh", "mask3"], ["oh_m"]),
+        helper.make_node("ReduceSum", ["oh_m", "axis1"], ["counts_all"], keepdims=0),  # [B,V]
+        helper.make_node("Mul", ["counts_all", "keep"], ["counts"]),
+        helper.make_node("Mul", ["counts", "counts"], ["sq"]),
+        helper.make_node("ReduceSum", ["sq", "axis1"], ["ss"], keepdims=1),
+        helper.make_node("Add", ["ss", "eps"], ["ss_e"]),
+        helper.make_node("Sqrt", ["ss_e"], ["norm"]),
+        helper.make_node("Div", ["counts", "norm"], ["embeddings"]),
+    ]
+    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
+                    for n in ("input_ids", "attention_mask", "token_type_ids")]
+    graph = helper.make_graph(nodes, "seams-tiny-encoder", graph_inputs,
+                              [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", v])],
+                              initializer=init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="seams-tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 def write_tiny_model(
     directory: str | Path,
     *,
@@ -147,14 +190,18 @@ def write_tiny_model(
     inputs: tuple[str, ...] = ("input_ids", "attention_mask", "token_type_ids"),
     config_overrides: Mapping[str, object] | None = None,
     features: bool = False,
+    encoder: bool = False,
 ) -> Path:
     """Write config.json, model.onnx and tokenizer.json into `directory`; return it. With
-    `features` the graph also outputs pair features and the config names them."""
+    `features` the graph also outputs pair features and the config names them; with `encoder`
+    an `encoder.onnx` is written beside it and named."""
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     vocab = vocabulary()
     build_tokenizer(vocab).save(str(root / "tokenizer.json"))
     onnx.save(build_graph(vocab, inputs=inputs, features=features), str(root / "model.onnx"))
+    if encoder:
+        onnx.save(build_encoder_graph(vocab), str(root / "encoder.onnx"))
     config = {
         "format": "seams.cross-encoder/1",
         "model_id": model_id,
@@ -164,6 +211,7 @@ def write_tiny_model(
         "inputs": list(inputs),
         "output": "logits",
         **({"features": "features"} if features else {}),
+        **({"encoder": {"onnx": "encoder.onnx"}} if encoder else {}),
         "choice_temperature": 1.0,
         "score_temperature": 1.0,
         "templates": {},

@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="NLI pairs also asked as questions in the NLI Choice (never a contradiction)")
     b.add_argument("--paws-passes", type=int, default=0,
                    help="extra passes over every PAWS training pair, in random memory wordings")
-    b.add_argument("--written-passes", type=int, default=0,
+    b.add_argument("--written-passes", type=float, default=0.0,
                    help="passes over the written corpus's training split (training/written.py); 0 leaves it out")
 
     t = sub.add_parser("train", help="fine-tune the cross-encoder on the run's mixture")

@@ -69,10 +69,10 @@ def export_onnx(final_dir: Path, onnx_path: Path) -> None:
 
     # eager attention: batched runs at 128 tokens 5.6 → 4.3 ms a pair on 2 cores (bench/local_judge.py)
     w = load_trained(final_dir, attn_implementation="eager")
-    outputs = ["logits"]
-    if hasattr(w, "features"):  # a mean-pooled head: also output the vector its logit is read from
-        w = _WithFeatures(torch, w)
-        outputs.append(FEATURES)
+    # every head also outputs the vector its logit is read from: the mean-pooled tokens, or the
+    # [CLS] pooler's output (what heads, docs/heads.md, are fitted on)
+    w = _WithFeatures(torch, w)
+    outputs = ["logits", FEATURES]
     ids = torch.ones((2, 16), dtype=torch.long)
     args = (ids, torch.ones_like(ids), torch.zeros_like(ids))
     dyn = {n: {0: "batch", 1: "sequence"} for n in INPUTS}
@@ -97,8 +97,14 @@ def _WithFeatures(torch: Any, model: Any) -> Any:  # noqa: N802 - builds a modul
             self.m = model
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            pooled = self.m.features(input_ids, attention_mask, token_type_ids)
-            return self.m.classifier(pooled), pooled
+            if hasattr(self.m, "features"):  # the mean-pooled head
+                pooled = self.m.features(input_ids, attention_mask, token_type_ids)
+                return self.m.classifier(pooled), pooled
+            # `load_trained`'s wrapper of a Hugging Face classifier: its [CLS] pooler (no dropout in eval)
+            hf = self.m.m
+            pooled = hf.bert(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids).pooler_output
+            return hf.classifier(pooled), pooled
 
     return _F().eval()
 

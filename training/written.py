@@ -138,15 +138,21 @@ def pairs(item: Item, rng: random.Random) -> tuple[list[str], str, list[float]]:
     return hyps, text, [float(i == int(item.label)) for i in range(len(hyps))]
 
 
-def examples(seed: int = 31, passes: int = 1, root: Path = WRITTEN) -> list[Any]:
-    """Training examples (`mixture.Example`) from the training split, Choices and Scores grouped."""
+def examples(seed: int = 31, passes: float = 1.0, root: Path = WRITTEN) -> list[Any]:
+    """Training examples (`mixture.Example`) from the training split, Choices and Scores grouped.
+
+    A fractional `passes` ends with a random share of the items, so the corpus's weight in a
+    mixture can be tuned without a whole extra pass (and its hours of CPU).
+    """
     from .mixture import Example
 
     rng = random.Random(seed)
     out: list[Example] = []
     train = items("train", root)
-    for p in range(passes):
-        for n, it in enumerate(train):
+    whole, frac = int(passes), passes - int(passes)
+    rounds = [train] * whole + ([rng.sample(train, round(frac * len(train)))] if frac > 0 else [])
+    for p, chosen in enumerate(rounds):
+        for n, it in enumerate(chosen):
             hyps, text, ys = pairs(it, rng)
             group = "" if it.kind == "noul" else f"w{p}:{n}"
             task = f"written_{it.kind}"

@@ -62,6 +62,7 @@ class Rubric:
         self.path = path
         self.source = source
         self._stale_warned: set[str] = set()
+        self._last_headed: tuple[Judge, Judge] | None = None
 
     # ------------------------------------------------------------------ construction
 
@@ -160,11 +161,33 @@ class Rubric:
         )
 
     def asking(self, judge: Judge) -> Judge:
-        """`judge` as this rubric asks it: wrapped so the `asked_alone` questions see their view of
-        the state (every path that asks the rubric's questions goes through here)."""
-        if not self.spec.asked_alone or isinstance(judge, AskedAlone):
+        """`judge` as this rubric asks it (every path that asks the rubric's questions goes through
+        here): with the rubric's fitted heads when they were fitted on this very local model
+        (`with_heads`; any other judge is left as it is), and wrapped so the `asked_alone`
+        questions see their view of the state."""
+        if isinstance(judge, AskedAlone):
+            return judge
+        if self._has_heads():
+            judge = self._headed(judge)
+        if not self.spec.asked_alone:
             return judge
         return AskedAlone(judge, self.spec.asked_alone)
+
+    def _headed(self, judge: Judge) -> Judge:
+        """`with_heads(judge, self)`, built once per judge: a rubric is asked with the same judge
+        call after call, and the headed judge hashes its heads when it is built."""
+        last = self._last_headed
+        if last is not None and last[0] is judge:
+            return last[1]
+        from .heads import with_heads  # loads the local judge's modules only for a headed rubric
+
+        headed: Judge = with_heads(judge, self)
+        self._last_headed = (judge, headed)
+        return headed
+
+    def _has_heads(self) -> bool:
+        cal = self.spec.calibration
+        return cal is not None and any(qc.head is not None for qc in cal.questions.values())
 
     def policy_fingerprint(self) -> str:
         """What a calibration was fitted against. Unset optional fields are left out, so a field

@@ -6,6 +6,9 @@ A model directory holds three files::
     model.onnx       a yes/no cross-encoder: (hypothesis, state) pairs in, one logit per pair out
     tokenizer.json   a `tokenizers` fast-tokenizer file, loaded with no network
 
+and optionally a sentence encoder (`encoder.onnx`, config `encoder`) whose cosine between an
+option's own text and the state is blended with the cross-encoder's logit (config `blend`).
+
 Every way the directory can be wrong (a missing file, a config field of the wrong type, an ONNX
 graph whose inputs do not match the config, a tokenizer that will not load) is a `ConfigError`
 that names the file, so an operator sees what to fix instead of an onnxruntime stack trace on the
@@ -28,6 +31,60 @@ FORMAT = "seams.cross-encoder/1"
 CONFIG_FILE = "config.json"
 #: The inputs a cross-encoder graph may take; `input_ids` is required.
 KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class EncoderConfig(BaseModel):
+    """The sentence encoder beside the cross-encoder: a graph from token ids to one unit-length
+    embedding per text (mean-pooled and normalised inside the graph), sharing the tokenizer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    onnx: str = "encoder.onnx"
+    output: str = "embeddings"
+    #: Tokens of one text, special tokens included; a longer text is cut (the cosine reads its start).
+    max_length: int = Field(default=256, ge=8, le=8192)
+
+
+class BlendWeights(BaseModel):
+    """`z = logit·logit + cosine·cos + bias` for one question type's pairs (see `Blend`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    logit: float = Field(default=1.0, allow_inf_nan=False)
+    cosine: float = Field(default=0.0, allow_inf_nan=False)
+    bias: float = Field(default=0.0, allow_inf_nan=False)
+
+
+class Blend(BaseModel):
+    """Per question type, how the encoder's cosine joins the cross-encoder's logit.
+
+    Why: on questions it never saw, the base encoder's cosine between an option's own text and the
+    state carries what the fine-tuned cross-encoder lost; fitted on items the model never trained
+    on (`training/blend.py`), the blend beats both on held-out Choices. A type whose `cosine` is 0
+    never runs the encoder."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    noul: BlendWeights = BlendWeights()
+    choice: BlendWeights = BlendWeights()
+    score: BlendWeights = BlendWeights()
+
+
+class Shortlist(BaseModel):
+    """A Choice over more than `above` options has only the `keep` nearest by the encoder's
+    cosine read by the cross-encoder: one pair per option is most of a long Choice's cost, and
+    the options far from the state by cosine are rarely the answer (bench/many_options.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    above: int = Field(default=24, ge=2)
+    keep: int = Field(default=16, ge=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> Shortlist:
+        if self.keep > self.above:
+            raise ValueError(f"keep ({self.keep}) must not exceed above ({self.above})")
+        return self
 
 
 def shipped_model_dir() -> Path:
@@ -68,6 +125,10 @@ class ModelConfig(BaseModel):
     batch_dependent: bool = False
     description: str | None = None
     release_date: str | None = None
+    #: The optional sentence encoder and its blend with the logit (`EncoderConfig`, `Blend`).
+    encoder: EncoderConfig | None = None
+    blend: Blend | None = None
+    shortlist: Shortlist | None = None
 
     @field_validator("inputs")
     @classmethod
@@ -87,6 +148,15 @@ class ModelConfig(BaseModel):
             Templates.from_config(self.templates)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"templates: {exc}") from None
+        return self
+
+    @model_validator(mode="after")
+    def _check_blend(self) -> ModelConfig:
+        if self.blend is not None and self.encoder is None and any(
+                w.cosine != 0.0 for w in (self.blend.noul, self.blend.choice, self.blend.score)):
+            raise ValueError("blend: a non-zero cosine weight needs an encoder")
+        if self.shortlist is not None and (self.encoder is None or self.blend is None or self.blend.choice.cosine == 0.0):
+            raise ValueError("shortlist: needs an encoder and a blend whose choice cosine weight is not 0")
         return self
 
     @property
@@ -113,6 +183,10 @@ class ModelDir:
     def tokenizer_path(self) -> Path:
         return self.path / self.config.tokenizer
 
+    @property
+    def encoder_path(self) -> Path | None:
+        return None if self.config.encoder is None else self.path / self.config.encoder.onnx
+
 
 def read_model_dir(path: str | Path | None = None) -> ModelDir:
     """Read and check `path` (the shipped model when None); raise `ConfigError` naming the file.
@@ -132,7 +206,10 @@ def read_model_dir(path: str | Path | None = None) -> ModelDir:
     config_path = root / CONFIG_FILE
     config = _read_config(config_path)
     model_dir = ModelDir(root, config)
-    for what, file in (("onnx", model_dir.onnx_path), ("tokenizer", model_dir.tokenizer_path)):
+    files = [("onnx", model_dir.onnx_path), ("tokenizer", model_dir.tokenizer_path)]
+    if model_dir.encoder_path is not None:
+        files.append(("encoder", model_dir.encoder_path))
+    for what, file in files:
         if not file.is_file():
             raise ConfigError(f"{file}: missing; {config_path} names it as the model's {what} file")
     return model_dir
@@ -156,4 +233,4 @@ def _read_config(config_path: Path) -> ModelConfig:
         raise ConfigError(f"{config_path}: {problems}") from None
 
 
-__all__ = ["CONFIG_FILE", "FORMAT", "KNOWN_INPUTS", "ModelConfig", "ModelDir", "read_model_dir", "shipped_model_dir"]
+__all__ = ["CONFIG_FILE", "FORMAT", "KNOWN_INPUTS", "Blend", "BlendWeights", "EncoderConfig", "ModelConfig", "ModelDir", "Shortlist", "read_model_dir", "shipped_model_dir"]

@@ -107,6 +107,21 @@ def hypotheses(question: Noul | Choice | Score, templates: Templates = DEFAULT_T
     return score_hypotheses(question, templates)
 
 
+def option_texts(question: Noul | Choice | Score, templates: Templates = DEFAULT_TEMPLATES) -> list[str]:
+    """What each option or level says on its own, without the instructions: the texts the
+    sentence encoder compares with the state ("name: description", a level's description; a
+    Noul's hypothesis, its only text)."""
+    if isinstance(question, Noul):
+        return [noul_hypothesis(question, templates)]
+    if isinstance(question, Score):
+        return [render_text(level).strip() for level in question.criteria]
+    out = []
+    for name, description in question.criteria.items():
+        said = render_text(description).strip() if description is not None else ""
+        out.append(f"{name.replace('_', ' ')}: {said}" if said else name.replace("_", " "))
+    return out
+
+
 def focus(question: Noul | Choice | Score, state: Any) -> Any:
     """The part of `state` a question is about: the fields it names, when it names two or more.
 
@@ -140,6 +155,7 @@ __all__ = [
     "focus",
     "hypotheses",
     "noul_hypothesis",
+    "option_texts",
     "score_hypotheses",
     "state_text",
 ]

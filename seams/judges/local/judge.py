@@ -37,8 +37,9 @@ from ...questions import Choice, Noul, Score, parse_questions, question_id_probl
 from ...settings import settings
 from ...state import check_state
 from ..base import SyncJudge
-from .config import ModelConfig, ModelDir, read_model_dir
-from .hypotheses import focus, hypotheses, state_text
+from .config import BlendWeights, ModelConfig, ModelDir, read_model_dir
+from .encoder import SentenceEncoder
+from .hypotheses import focus, hypotheses, option_texts, state_text
 from .windows import combine_distribution, combine_noul, distribution_window, noul_window, stride, window_size
 
 Question = Noul | Choice | Score
@@ -81,6 +82,10 @@ class LocalJudge(SyncJudge):
         `ask_many` plans and runs states in passes of about this many pairs, so bulk work over
         many states holds one pass in memory. Like the batch limits, it changes no answer on a
         float model.
+    shortlist:
+        With a config `shortlist` (and its sentence encoder), a Choice over more options than
+        `shortlist.above` has only the `shortlist.keep` nearest by cosine read by the
+        cross-encoder (docs/local-judge.md, "The encoder blend"). False reads every option.
     """
 
     #: The pairs of many states share batches: bulk work sends chunks of states to `ask_many`.
@@ -95,6 +100,7 @@ class LocalJudge(SyncJudge):
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_state_tokens: int = DEFAULT_MAX_STATE_TOKENS,
         max_pairs_per_pass: int = DEFAULT_MAX_PAIRS_PER_PASS,
+        shortlist: bool = True,
     ) -> None:
         limits = (max_batch_tokens, max_state_tokens, max_pairs_per_pass)
         if min(limits) < 1 or (max_batch_size is not None and max_batch_size < 1):
@@ -123,8 +129,25 @@ class LocalJudge(SyncJudge):
         self.max_batch_tokens = max_batch_tokens
         self.max_state_tokens = max_state_tokens
         self.max_pairs_per_pass = max_pairs_per_pass
+        self.shortlist = shortlist
         self._cache: dict[str, Encoding] = {}
         self._cache_lock = threading.Lock()
+        self._encoder = self._load_encoder(intra_op_threads)
+
+    def _load_encoder(self, threads: int | None) -> SentenceEncoder | None:
+        """The sentence encoder of a config with a blend that reads cosines; None otherwise."""
+        enc, path, blend = self._config.encoder, self._dir.encoder_path, self._config.blend
+        if enc is None or path is None or blend is None or not any(
+                w.cosine != 0.0 for w in (blend.noul, blend.choice, blend.score)):
+            return None
+        return SentenceEncoder(path, enc, self._tokenizer, _load_session(path, threads), self._pad_id,
+                               batch_size=1 if self._config.batch_dependent else 32)
+
+    def _blend(self, question: Question) -> BlendWeights | None:
+        blend = self._config.blend
+        if blend is None:
+            return None
+        return blend.noul if isinstance(question, Noul) else blend.choice if isinstance(question, Choice) else blend.score
 
     # ------------------------------------------------------------------ what it is
 
@@ -170,7 +193,8 @@ class LocalJudge(SyncJudge):
 
     def cost(self, state: Any, questions: Mapping[str, Any]) -> tuple[int, int]:
         """(windows, model runs) that asking `questions` about `state` would take, planned
-        without running the model, so a long job can be announced before it starts."""
+        without running the cross-encoder, so a long job can be announced before it starts (a
+        config's sentence encoder does run: a long Choice's shortlist depends on it)."""
         plan = self._plan([check_state(state)], _coerce_questions(questions))
         return max(plan.windows.values(), default=1), len(plan.pairs)
 
@@ -244,7 +268,7 @@ class LocalJudge(SyncJudge):
         limits = current_limits()
         for i, state in enumerate(checked):
             where = "the state" if len(checked) == 1 else f"states[{i}]"
-            self._plan_state(plan, i, state, hyp, where, limits)
+            self._plan_state(plan, i, state, hyp, where, limits, with_features)
             if len(plan.pairs) >= self.max_pairs_per_pass or i == len(checked) - 1:
                 passes.append((plan, *self._run(plan.pairs, with_features, limits)))
                 plan.pairs = []  # the lengths stay for usage; the token arrays can go
@@ -262,6 +286,25 @@ class LocalJudge(SyncJudge):
         import asyncio
 
         return await asyncio.to_thread(self.ask_many, states, questions)
+
+    def _grid(self, plan: _Plan, i: int, qid: str, question: Question, logits: np.ndarray) -> np.ndarray:
+        """[hypotheses, windows] of the logits a question's answer is read from: the model's own,
+        or their blend with the encoder's cosines (`config.Blend`) when the config has one.
+
+        Options a shortlist left out (slot -1) never ran; each window gives them the lowest
+        logit of the options that did, so their blend is ranked by the cosine alone below it."""
+        idx = np.asarray(plan.slots[(i, qid)])
+        grid = logits[np.maximum(idx, 0)]
+        if (idx < 0).any():
+            ran = idx >= 0
+            floor = np.where(ran, grid, np.inf).min(axis=0)
+            grid = np.where(ran, grid, floor[None, :])
+        w = self._blend(question)
+        if w is None:
+            return grid
+        cos = plan.cos.get((i, qid))
+        out = w.logit * grid + w.bias
+        return out + w.cosine * cos[:, None] if cos is not None else out
 
     # ------------------------------------------------------------------ planning
 
@@ -283,12 +326,14 @@ class LocalJudge(SyncJudge):
             texts = hypotheses(question, self._templates)
             encs = [self._hypothesis(t) for t in texts]
             size = window_size(self.max_length, self._specials, [len(e.ids) for e in encs], f"question {qid!r}")
-            out[qid] = _Hypotheses(question, texts, encs, size)
+            w = self._blend(question) if self._encoder is not None else None
+            cos_texts = option_texts(question, self._templates) if w is not None and w.cosine != 0.0 else []
+            out[qid] = _Hypotheses(question, texts, encs, size, cos_texts)
         return out
 
     def _plan_state(
         self, plan: _Plan, i: int, state: Any, hyp: dict[str, _Hypotheses], where: str,
-        limits: WorkLimits | None = None,
+        limits: WorkLimits | None = None, with_features: bool = False,
     ) -> None:
         """Add every (hypothesis, window) pair of state `i` to `plan`.
 
@@ -315,6 +360,11 @@ class LocalJudge(SyncJudge):
                         "(max_state_tokens)"
                     )
                 view = views[vkey] = _View(text, whole)
+            keep = None
+            if h.cos_texts:
+                assert self._encoder is not None  # cos_texts are only set with an encoder
+                cos = plan.cos[(i, qid)] = self._encoder.cosines(h.cos_texts, view.text)
+                keep = self._shortlist(h, cos, with_features)
             if len(view.whole.ids) <= h.size:
                 windows, key_size = [view.whole], -1
             else:
@@ -322,14 +372,25 @@ class LocalJudge(SyncJudge):
                     view.windows[h.size] = self._split(view.text, h.size)
                 windows, key_size = view.windows[h.size], h.size
             if limits is not None:
-                plan.runs += len(windows) * len(h.texts)
+                plan.runs += len(windows) * (len(h.texts) if keep is None else len(keep))
                 limits.check_pairs(plan.runs, f"{where} with question {qid!r}")
             plan.slots[(i, qid)] = [
                 [plan.pair(self._tokenizer, (t, i, vkey, key_size, w), enc, win) for w, win in enumerate(windows)]
-                for t, enc in zip(h.texts, h.encodings)
+                if keep is None or k in keep else [-1] * len(windows)
+                for k, (t, enc) in enumerate(zip(h.texts, h.encodings))
             ]
             plan.windows[(i, qid)] = len(windows)
         plan.states.append(i)
+
+    def _shortlist(self, h: _Hypotheses, cos: np.ndarray, with_features: bool) -> set[int] | None:
+        """The options of a long Choice the cross-encoder reads: the config's `shortlist.keep`
+        nearest by the encoder's cosine, when it has more than `shortlist.above`. None (all of
+        them) otherwise, and always when features are asked for: a head reads every option's pair."""
+        sl = self._config.shortlist
+        if sl is None or with_features or not self.shortlist or not isinstance(h.question, Choice) \
+                or len(h.texts) <= sl.above:
+            return None
+        return {int(k) for k in np.argsort(-cos, kind="stable")[:sl.keep]}
 
     def _plan(self, states: list[Any], questions: dict[str, Question]) -> _Plan:
         """All pairs of `states` in one plan (for inspection; `ask_many` plans in passes)."""
@@ -438,8 +499,8 @@ class LocalJudge(SyncJudge):
         used: set[int] = set()
         for qid, question in questions.items():
             slots = plan.slots[(i, qid)]
-            used.update(j for row in slots for j in row)
-            grid = logits[np.asarray(slots)]  # [hypotheses, windows]
+            used.update(j for row in slots for j in row if j >= 0)
+            grid = self._grid(plan, i, qid, question, logits)  # [hypotheses, windows]
             n_windows = plan.windows[(i, qid)]
             windows = max(windows, n_windows)
             extra: dict[str, Any] = {"x_windows": n_windows} if n_windows > 1 else {}
@@ -472,7 +533,7 @@ class LocalJudge(SyncJudge):
         out = {}
         for qid, question in questions.items():
             slots = np.asarray(plan.slots[(i, qid)])  # [hypotheses, windows]
-            grid = logits[slots]
+            grid = self._grid(plan, i, qid, question, logits)
             if isinstance(question, Noul):
                 w = noul_window(grid[0])
             else:
@@ -503,6 +564,7 @@ class _Hypotheses:
     texts: list[str]
     encodings: list[Encoding]
     size: int  # tokens of state per window beside the longest hypothesis
+    cos_texts: list[str] = field(default_factory=list)  # what the encoder compares the state with (blended types)
 
 
 @dataclass
@@ -525,6 +587,8 @@ class _Plan:
     slots: dict[tuple[int, str], list[list[int]]] = field(default_factory=dict)
     windows: dict[tuple[int, str], int] = field(default_factory=dict)
     runs: int = 0  # hypotheses × windows planned so far in the call, this pass and earlier ones
+    texts: dict[tuple[int, str], str] = field(default_factory=dict)  # the view of the state each question reads
+    cos: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)  # encoder cosines, blended questions
 
     def pair(self, tokenizer: Tokenizer, key: tuple[Any, ...], hyp: Encoding, window: Encoding) -> int:
         """The index of the pair (hypothesis, window), building it once."""

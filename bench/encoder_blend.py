@@ -1,0 +1,87 @@
+"""What the encoder blend costs a Choice, against the same cross-encoder without it.
+
+    python bench/encoder_blend.py [--model-dir DIR] [--threads 2] [--seconds 3] [--json OUT]
+
+Three judges over one model directory, measured in turns (`local_judge.timed`): **blend** (the
+config as shipped: encoder cosines blended in, long Choices shortlisted), **full** (the blend,
+every option read: `shortlist=False`) and **plain** (the same cross-encoder, its config without
+`encoder`, `blend` and `shortlist`). Each asks a 4-option Choice and a 150-option Choice about
+128-token states; a fresh state each call, so the state's embedding is never cached (the options'
+are, as in serving). Prints p50 ms per ask and each judge's ratio to plain. A benchmark, never a
+test: it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from itertools import count
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from local_judge import TEXT, timed
+
+from seams.judges.local import LocalJudge, read_model_dir, shipped_model_dir
+from seams.questions import Choice
+
+FOUR = Choice(instructions="Which team should handle the ticket?", criteria={
+    "billing": "charges, invoices and refunds", "technical": "bugs, outages and errors",
+    "sales": "new plans and upgrades", "account": "logins, passwords and profile changes"})
+MANY = Choice(instructions="What does the user want?", criteria={
+    f"intent_{k}": f"{w} request number {k}" for k, w in enumerate(
+        ["refund", "transfer", "balance", "card", "travel", "weather", "alarm", "music", "recipe", "timer"] * 15)})
+
+
+def plain_dir(model_dir: Path, work: Path) -> Path:
+    md = read_model_dir(model_dir)
+    d = work / "plain"
+    d.mkdir()
+    for f in (md.onnx_path, md.tokenizer_path):
+        os.symlink(f.resolve(), d / f.name)
+    cfg = json.loads(md.config_path.read_text())
+    for k in ("encoder", "blend", "shortlist"):
+        cfg.pop(k, None)
+    (d / "config.json").write_text(json.dumps(cfg))
+    return d
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model-dir", type=Path, default=shipped_model_dir())
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    if read_model_dir(args.model_dir).config.encoder is None:
+        ap.error(f"{args.model_dir}: its config has no encoder; nothing to compare")
+    with tempfile.TemporaryDirectory(prefix="seams-blend-") as tmp:
+        judges = {"blend": LocalJudge(args.model_dir, intra_op_threads=args.threads),
+                  "full": LocalJudge(args.model_dir, intra_op_threads=args.threads, shortlist=False),
+                  "plain": LocalJudge(plain_dir(args.model_dir, Path(tmp)), intra_op_threads=args.threads)}
+        fresh = count()
+        res: dict[str, dict[str, float]] = {}
+        for name, q, secs in (("4 options", FOUR, args.seconds), ("150 options", MANY, args.seconds * 3)):
+            def ask(j: LocalJudge, q: Choice = q) -> None:
+                j.ask(f"Ticket {next(fresh)}. " + TEXT[:600], {"q": q})
+            ms = timed({k: (lambda j=j: ask(j)) for k, j in judges.items()}, secs, min_runs=3, turn_s=1.0)
+            res[name] = {k: statistics.median(v) for k, v in ms.items()}
+    print(f"encoder blend cost · {judges['blend'].model_id} · threads {args.threads} · "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print("| Choice | blend p50 ms | full p50 ms | plain p50 ms | blend / plain | full / plain |")
+    print("|---|---|---|---|---|---|")
+    for name, r in res.items():
+        print(f"| {name} | {r['blend']:.1f} | {r['full']:.1f} | {r['plain']:.1f} | "
+              f"×{r['blend'] / r['plain']:.2f} | ×{r['full'] / r['plain']:.2f} |")
+    if args.json:
+        args.json.write_text(json.dumps({"model": judges["blend"].model_id, "p50_ms": res}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""`SentenceEncoder`: the base sentence encoder shipped beside the cross-encoder, for cosines.
+
+The cross-encoder reads a (hypothesis, state) pair; the encoder embeds one text at a time, so
+an option's own text ("name: description", a level's description) and a state are embedded
+once each and compared by cosine. `LocalJudge` blends that cosine with the cross-encoder's
+logit per question type (`config.Blend`): the fine-tuned cross-encoder reads instructions, the
+untouched encoder keeps the similarity it was pre-trained for, and on questions neither saw the
+blend beats both (docs/local-judge.md, "The encoder blend").
+
+The graph takes `input_ids`, `attention_mask` and `token_type_ids` ([batch, tokens]) and
+returns one unit-length embedding per row (mean-pooled over the mask and normalised inside the
+graph). Texts are cut at the config's `max_length` tokens; embeddings are cached by text (the
+options of a question are embedded once per process), behind a lock so one judge serves many
+threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from ...errors import ConfigError, ModelError
+from .config import EncoderConfig
+
+#: Texts whose embeddings are kept (options and recent states); cleared when full.
+_CACHE = 16384
+
+
+class SentenceEncoder:
+    """Unit-length embeddings of texts, from `encoder.onnx`, with the cross-encoder's tokenizer."""
+
+    def __init__(self, path: Path, config: EncoderConfig, tokenizer: Tokenizer, session: ort.InferenceSession,
+                 pad_id: int, *, batch_size: int = 32) -> None:
+        # batch_size 1 for a dynamically quantised graph: its activation scales span the batch, so
+        # a text's embedding would move with its batch mates (as the cross-encoder's logits do)
+        self.batch_size = batch_size
+        self.path = path
+        self.config = config
+        self._tokenizer = tokenizer
+        self._session = session
+        self._pad_id = pad_id
+        outputs = {o.name: o for o in session.get_outputs()}
+        if config.output not in outputs:
+            raise ConfigError(f"{path}: no output {config.output!r} (it has {sorted(outputs)})")
+        shape = outputs[config.output].shape
+        if len(shape) != 2 or not isinstance(shape[1], int):
+            raise ConfigError(f"{path}: output {config.output!r} has shape {shape}; expected [batch, d]")
+        self.dim = int(shape[1])
+        self._inputs = [i.name for i in session.get_inputs()]
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """[len(texts), d] unit-length embeddings, each text run once however often it appears."""
+        with self._lock:
+            known = {t: self._cache[t] for t in set(texts) if t in self._cache}
+        todo = sorted(set(texts) - known.keys(), key=len)
+        if todo:
+            fresh = dict(zip(todo, self._run(todo), strict=True))
+            known.update(fresh)
+            with self._lock:
+                if len(self._cache) + len(fresh) > _CACHE:
+                    self._cache.clear()
+                self._cache.update(fresh)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([known[t] for t in texts])
+
+    def cosines(self, options: Sequence[str], text: str) -> np.ndarray:
+        """The cosine of each of `options` with `text`."""
+        vecs = self.embed([*options, text])
+        return (vecs[:-1] @ vecs[-1]).astype(np.float64)
+
+    def _run(self, texts: list[str]) -> list[np.ndarray]:
+        out: list[np.ndarray] = []
+        for start in range(0, len(texts), self.batch_size):
+            chunk = texts[start:start + self.batch_size]
+            encs = [self._tokenizer.encode(t, add_special_tokens=True) for t in chunk]
+            limit = self.config.max_length
+            rows = [e.ids[:limit - 1] + e.ids[-1:] if len(e.ids) > limit else e.ids for e in encs]
+            width = max(len(r) for r in rows)
+            ids = np.full((len(rows), width), self._pad_id, dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for k, r in enumerate(rows):
+                ids[k, :len(r)] = r
+                mask[k, :len(r)] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            try:
+                got = self._session.run([self.config.output], {n: feed[n] for n in self._inputs})[0]
+            except Exception as exc:  # onnxruntime raises its own exception types
+                raise ModelError(f"{self.path}: onnxruntime failed: {exc}") from exc
+            got = np.asarray(got, dtype=np.float32)
+            if got.shape != (len(rows), self.dim) or not np.all(np.isfinite(got)):
+                raise ModelError(f"{self.path}: the encoder returned {got.shape} or a non-finite value")
+            out.extend(got)
+        return out
+
+
+__all__ = ["SentenceEncoder"]

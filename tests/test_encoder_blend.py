@@ -1,0 +1,149 @@
+"""The encoder blend: the sentence encoder's cosine of each option's own text with the state,
+mixed into the cross-encoder's logits per question type (`config.blend`), on real onnxruntime
+sessions of the tiny model and its tiny encoder (a unit-length bag of words, so a cosine is the
+word overlap a test can compute by hand)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tinymodel import write_tiny_model
+
+from seams.errors import ConfigError
+from seams.judges.local import LocalJudge
+from seams.judges.local.hypotheses import option_texts
+from seams.questions import Choice, Noul, Score
+
+# words with no weight in the tiny cross-encoder: it cannot tell these options apart
+TEAM = Choice(instructions="Which team?", criteria={"one": "invoice charged twice", "two": "ticket question customer"})
+LEVEL = Score(instructions="How much?", criteria=["filler text", "invoice charged twice", "word"])
+YES = Noul(instructions="Is it true?")
+
+
+def _judge(root: Path, blend: dict | None, **kw) -> LocalJudge:
+    overrides = {"blend": blend} if blend is not None else {}
+    return LocalJudge(write_tiny_model(root, encoder=True, config_overrides=overrides, **kw), intra_op_threads=1)
+
+
+def _bag_cosine(a: str, b: str) -> float:
+    """The tiny encoder's cosine, by hand: the overlap of the two texts' known words."""
+    from tinymodel import SPECIALS, vocabulary
+
+    words = [w for w in vocabulary() if w not in SPECIALS]
+    ca, cb = (np.array([s.lower().replace(":", " ").split().count(w) for w in words], dtype=float) for s in (a, b))
+    return float(ca @ cb / math.sqrt((ca @ ca) * (cb @ cb)))
+
+
+def test_a_choice_follows_the_cosine_the_cross_encoder_cannot_see(tmp_path: Path) -> None:
+    plain = _judge(tmp_path / "plain", None)
+    blended = _judge(tmp_path / "blend", {"choice": {"logit": 1.0, "cosine": 8.0}})
+    state = "the invoice was charged twice"
+    before = plain.ask(state, {"t": TEAM}).answers["t"]
+    assert before.probabilities["one"] == pytest.approx(0.5)  # the cross-encoder alone: a coin
+    after = blended.ask(state, {"t": TEAM}).answers["t"]
+    assert after.choice == "one"
+    cos = [_bag_cosine(t, state) for t in option_texts(TEAM)]
+    assert option_texts(TEAM) == ["one: invoice charged twice", "two: ticket question customer"]
+    want = np.exp(8.0 * np.array(cos))
+    assert after.probabilities["one"] == pytest.approx(float(want[0] / want.sum()), abs=1e-5)
+
+
+def test_only_the_blended_types_change(tmp_path: Path) -> None:
+    plain = _judge(tmp_path / "plain", None)
+    blended = _judge(tmp_path / "blend", {"choice": {"cosine": 8.0}})
+    state = "yes, the invoice was charged twice"
+    qs = {"y": YES, "s": LEVEL, "t": TEAM}
+    a, b = plain.ask(state, qs).answers, blended.ask(state, qs).answers
+    assert a["y"] == b["y"] and a["s"] == b["s"] and a["t"] != b["t"]
+
+
+def test_a_score_blend_and_a_noul_scaling(tmp_path: Path) -> None:
+    blended = _judge(tmp_path / "blend", {"score": {"logit": 0.0, "cosine": 20.0}, "noul": {"logit": 0.5, "bias": 1.0}})
+    plain = _judge(tmp_path / "plain", None)
+    state = "the invoice was charged twice"
+    got = blended.ask(state, {"s": LEVEL, "y": YES}).answers
+    assert got["s"].score == pytest.approx(1.0, abs=0.01)  # the level whose words the state repeats
+    raw = plain.ask(state, {"y": YES}).answers["y"].noul
+    logit = math.log(raw / (1 - raw))
+    assert got["y"].noul == pytest.approx(1 / (1 + math.exp(-(0.5 * logit + 1.0))), abs=1e-6)
+
+
+def test_many_states_at_once_answer_as_one_at_a_time(tmp_path: Path) -> None:
+    judge = _judge(tmp_path / "blend", {"choice": {"cosine": 8.0}, "score": {"cosine": 3.0}})
+    states = ["the invoice was charged twice", "a ticket question from the customer", "filler text", "word"]
+    qs = {"t": TEAM, "s": LEVEL}
+    assert [a.answers for a in judge.ask_many(states, qs)] == [judge.ask(s, qs).answers for s in states]
+
+
+def test_features_carry_the_blended_logits(tmp_path: Path) -> None:
+    judge = _judge(tmp_path / "blend", {"choice": {"logit": 0.5, "cosine": 8.0}}, features=True)
+    state = "the invoice was charged twice"
+    (answers, feats), = judge.answers_and_features([state], {"t": TEAM})
+    z = feats["t"].logits
+    p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    assert answers.answers["t"].probabilities["one"] == pytest.approx(float(p[0]), abs=1e-6)
+
+
+def test_a_blend_is_checked_when_the_model_loads(tmp_path: Path) -> None:
+    root = write_tiny_model(tmp_path / "no-encoder", config_overrides={"blend": {"choice": {"cosine": 1.0}}})
+    with pytest.raises(ConfigError, match="a non-zero cosine weight needs an encoder"):
+        LocalJudge(root)
+    root = write_tiny_model(tmp_path / "gone", encoder=True, config_overrides={"blend": {"choice": {"cosine": 1.0}}})
+    (root / "encoder.onnx").unlink()
+    with pytest.raises(ConfigError, match=r"encoder\.onnx: missing; .* names it as the model's encoder file"):
+        LocalJudge(root)
+    root = write_tiny_model(tmp_path / "typo", encoder=True, config_overrides={"blend": {"choise": {"cosine": 1.0}}})
+    with pytest.raises(ConfigError, match="choise"):
+        LocalJudge(root)
+    cfg = json.loads((root / "config.json").read_text())
+    cfg["blend"] = {"choice": {"cosine": float("nan")}}
+    (root / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ConfigError, match="blend"):
+        LocalJudge(root)
+
+
+def _roster() -> Choice:
+    from tinymodel import PLAIN_WORDS
+
+    words = PLAIN_WORDS[:12]
+    criteria = {f"tool_{k}": f"{words[k % 12]} {words[(k * 5 + 1) % 12]} {words[(k * 7 + 3) % 12]}" for k in range(30)}
+    return Choice(instructions="Which tool?", criteria=criteria)
+
+
+def test_a_long_choice_is_shortlisted_by_cosine(tmp_path: Path) -> None:
+    blend = {"choice": {"logit": 1.0, "cosine": 8.0}}
+    judge = _judge(tmp_path / "sl", blend, max_length=128, features=True)
+    cfg = json.loads((tmp_path / "sl" / "config.json").read_text())
+    cfg["shortlist"] = {"above": 24, "keep": 4}
+    (tmp_path / "sl" / "config.json").write_text(json.dumps(cfg))
+    short = LocalJudge(tmp_path / "sl", intra_op_threads=1)
+    full = LocalJudge(tmp_path / "sl", intra_op_threads=1, shortlist=False)
+    roster = _roster()
+    state = roster.criteria["tool_7"]
+    assert short.cost(state, {"t": roster}) == (1, 4) and full.cost(state, {"t": roster}) == (1, 30)
+    a, b = short.ask(state, {"t": roster}).answers["t"], full.ask(state, {"t": roster}).answers["t"]
+    assert a.choice == b.choice == "tool_7" == judge.ask(state, {"t": roster}).answers["t"].choice
+    assert sum(a.probabilities.values()) == pytest.approx(1.0)
+    cos = np.array([_bag_cosine(t, state) for t in option_texts(roster)])
+    kept = set(np.argsort(-cos, kind="stable")[:4])
+    lowest_kept = min(a.probabilities[f"tool_{k}"] for k in kept)
+    assert all(a.probabilities[f"tool_{k}"] <= lowest_kept + 1e-9 for k in range(30) if k not in kept)
+    # a short Choice, and the features path (heads read every option), are never shortlisted
+    assert short.cost(state, {"t": TEAM}) == (1, 2)
+    (_, feats), = short.answers_and_features([state], {"t": roster})
+    assert feats["t"].features.shape[0] == 30
+
+
+def test_a_shortlist_needs_a_blended_choice(tmp_path: Path) -> None:
+    root = write_tiny_model(tmp_path / "m", encoder=True, config_overrides={
+        "blend": {"score": {"cosine": 1.0}}, "shortlist": {"above": 24, "keep": 16}})
+    with pytest.raises(ConfigError, match="shortlist: needs an encoder and a blend whose choice cosine"):
+        LocalJudge(root)
+    root = write_tiny_model(tmp_path / "k", encoder=True, config_overrides={
+        "blend": {"choice": {"cosine": 1.0}}, "shortlist": {"above": 8, "keep": 16}})
+    with pytest.raises(ConfigError, match=r"keep \(16\) must not exceed above \(8\)"):
+        LocalJudge(root)
