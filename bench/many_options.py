@@ -7,7 +7,9 @@ the written corpus's held-out long-roster Choices (`tools_many`, `intents_many`,
 `categories_many`, any Choice of 16 options or more in the held-out groups and wordings). For
 each item it prints top-1 of:
 
-* **model** — `LocalJudge` over every option (one pair per option);
+* **model** — the cross-encoder's own logit over every option (one pair per option);
+* **judge** — `LocalJudge` asked the Choice as a user asks it: with a config's encoder blend and
+  shortlist (docs/local-judge.md, "The encoder blend"), the answer it returns;
 * **cosine** — the base encoder's (all-MiniLM-L6-v2, mean-pooled) cosine between the state and
   each option's own text ("name: description");
 * **features cosine** — the same with the model's own `features` output (its mean-pooled
@@ -98,6 +100,8 @@ def evaluate(name: str, its: list[tuple[Any, Choice, str]], judge: Any, cos: Any
         logits = np.array(judge.logits([(h, text) for h in hyps])) if judge else None
         if logits is not None:
             add("model", names[int(np.argmax(logits))] == gold)
+            # the judge as a user asks it: the Choice itself (its config's encoder blend and shortlist)
+            add("judge (Choice as asked)", judge.judge.ask(state, {"q": q}).answers["q"].choice == gold)
         for label, enc in (("cosine", cos), ("features cosine", feat)):
             if enc is None:
                 continue

@@ -14,14 +14,16 @@ Each user turn goes through three seams written as decorators around ordinary fu
 
 Every decision is appended to an audit log (JSON lines, no raw state).
 
-What the run shows on the shipped model (0.5): the confirm-before-act seam refuses the action that
-does not match its request ("delete all bookings" for "show me my trips") and queues the
-cancellation for a person, whose answer is exported as labelled data; the router picks a tier for
-each turn (the same, `medium`, for all five: this model reads their difficulty alike). The
+What the run shows on the shipped model (0.6, as on 0.5): the confirm-before-act seam refuses the
+action that does not match its request ("delete all bookings" for "show me my trips") and queues
+the cancellation for a person, whose answer is exported as labelled data; the router picks a tier
+for each turn (the same, `medium`, for all five: this model reads their difficulty alike). The
 escalation seam is over-cautious on this model: it hands *every* turn to a person, the plain
-travel question included (`asks_human` 0.47 lands in the band of a rule that has no fitted
-cut-points), and each hand-over prints the rule and the number that sent it. That is the model's
-weakness, shown as it is; a better judge is one argument away (`gate(..., judge=...)`).
+travel question included (`asks_human` 0.35 lands in the band of a rule that has no fitted
+cut-points; `out_of_scope` reads 0.82 for comparing itineraries), and each hand-over prints the
+rule and the number that sent it. That is the model's weakness on yes/no questions it was not
+trained for (issue #21), shown as it is; a better judge is one argument away
+(`gate(..., judge=...)`).
 """
 
 from __future__ import annotations

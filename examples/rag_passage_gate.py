@@ -13,10 +13,12 @@ The gate reads contradiction only against a *statement*: a question ("Why is the
 from space?") has no truth value to contradict, and the rubric skips the rule for one (`when:
 {field: query, is: statement}`), so this example checks a claim.
 
-The shipped model is small, and the run shows where it misses: the long, hedged denial (#1,
-"not visible to the naked eye from low Earth orbit; astronauts … said they could not see it")
-is read as support and kept as evidence, while the short, plain denials are set apart. The
-output marks it (`model miss`) rather than hiding it.
+On the shipped model (0.6) every denial is set apart, the long, hedged one (#1, "not visible to
+the naked eye from low Earth orbit; astronauts … said they could not see it") included: 0.5 read
+that one as support and kept it as evidence, and the output marks such a miss (`model miss`)
+rather than hiding it. The car maker (#4, relevance 0.11) waits for a look rather than being
+dropped: its relevance lands in the band of the contradiction rule's relevance gate, which sends
+an unsure passage to review.
 """
 
 from __future__ import annotations

@@ -31,18 +31,18 @@ def outcome_of(out: str, passage_id: str) -> str:
     return m.group(1)
 
 
-def test_rag_passage_gate_sets_denials_apart_and_marks_the_miss() -> None:
+def test_rag_passage_gate_sets_every_denial_apart() -> None:
     out = run("rag_passage_gate.py")
     assert out.startswith("claim: The Great Wall of China is visible from space.")
     assert outcome_of(out, "0") == outcome_of(out, "2") == "contradiction"  # the plain denials
-    assert outcome_of(out, "5") == "quarantine" and outcome_of(out, "4") == "drop"
+    # the car maker: unsure relevance lands in the contradiction rule's relevance-gate band (docstring)
+    assert outcome_of(out, "5") == "quarantine" and outcome_of(out, "4") == "review"
     evidence = out.split("Prompt evidence")[1].split("Set apart")[0]
     apart = out.split("Set apart: contradicts the claim:")[1].split("Quarantined")[0]
     assert "#3:" in evidence and "#0:" in apart and "#2:" in apart and "#0:" not in evidence
-    # the documented miss: the hedged denial is filed as evidence, and the output says so
-    assert outcome_of(out, "1") == "keep" and "#1:" in evidence
-    assert "#1: The Great Wall of China is not visible" in out and "<- model miss: denies the claim" in out
-    assert out.count("<- model miss") == 1
+    # 0.5's documented miss is gone on 0.6: the hedged denial is set apart too, and nothing is marked
+    assert outcome_of(out, "1") == "contradiction" and "#1:" in apart and "#1:" not in evidence
+    assert "<- model miss" not in out
 
 
 def test_draft_then_grade_ships_only_what_passed_its_grade() -> None:
@@ -87,7 +87,7 @@ def test_agent_loop_shows_the_refusal_the_queue_and_its_overcautious_escalation(
     assert re.search(r"1 reviewed item\(s\) exported to .*reviewed\.jsonl", out)
     handed = re.findall(r"agent: \[handed to a person: (\w+): (\w+) ([\d.]+)\]", out)
     assert len(handed) == 5  # every turn, as the docstring says: each names its rule and number
-    assert re.search(r"Lisbon\?\n  agent: \[handed to a person: wants_person: asks_human 0\.4", out)
+    assert re.search(r"Lisbon\?\n  agent: \[handed to a person: wants_person: asks_human 0\.35\]", out)
     routed = re.findall(r"^  \[(\w+)-llm\] answering: ", out, flags=re.M)
     assert routed == ["medium"] * 5
 

@@ -32,7 +32,9 @@ def test_shipped_files_and_config() -> None:
     assert cfg["inputs"] == ["input_ids", "attention_mask", "token_type_ids"]
     assert cfg["output"] == "logits"
     total = sum(p.stat().st_size for p in MODEL_DIR.iterdir() if p.is_file())
-    assert total <= 30 * 1024 * 1024, f"shipped model is {total / 1e6:.1f} MB; the limit is 30 MB"
+    # 30 MB for the cross-encoder; the issue that added the sentence encoder beside it (#21) let the
+    # budget grow to 60 MB for the figures it pays for (docs/local-judge.md, "The encoder blend")
+    assert total <= 60 * 1024 * 1024, f"shipped model is {total / 1e6:.1f} MB; the limit is 60 MB"
 
 
 def test_graph_is_int8_with_dynamic_axes() -> None:
