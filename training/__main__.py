@@ -46,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="extra passes over every PAWS training pair, in random memory wordings")
     b.add_argument("--written-passes", type=float, default=0.0,
                    help="passes over the written corpus's training split (training/written.py); 0 leaves it out")
+    b.add_argument("--written-kind-passes", default="",
+                   help="passes of one question type instead, e.g. noul=2,choice=0.3,score=0.3")
 
     t = sub.add_parser("train", help="fine-tune the cross-encoder on the run's mixture")
     t.add_argument("--run", type=Path, required=True)
@@ -98,7 +100,9 @@ def _build(args: argparse.Namespace) -> int:
 
         from .written import examples as written_examples
 
-        ex.extend(written_examples(seed=args.seed, passes=args.written_passes, root=args.data / "written"))
+        kinds = {k: float(v) for k, v in (kv.split("=") for kv in args.written_kind_passes.split(",") if kv)}
+        ex.extend(written_examples(seed=args.seed, passes=args.written_passes, root=args.data / "written",
+                                   kind_passes=kinds))
         _random.Random(args.seed).shuffle(ex)
     digest = write_mixture(ex, args.run / "mixture.jsonl")
     tasks = Counter(x.task for x in ex)
@@ -108,6 +112,7 @@ def _build(args: argparse.Namespace) -> int:
         "pairs": len(ex), "hash": digest, "seed": args.seed, "scale": args.scale, "weights": weights,
         "hard_tool_negatives": args.hard_tool_negatives, "question_pairs": args.question_pairs,
         "paws_passes": args.paws_passes, "written_passes": args.written_passes,
+        "written_kind_passes": args.written_kind_passes,
         "data": str(args.data),
         "tasks": dict(tasks.most_common()), "positives": dict(pos), "sources": dict(sorted(sources.items())),
         "wordings": dict(Counter(x.wording for x in ex)),

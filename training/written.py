@@ -138,19 +138,28 @@ def pairs(item: Item, rng: random.Random) -> tuple[list[str], str, list[float]]:
     return hyps, text, [float(i == int(item.label)) for i in range(len(hyps))]
 
 
-def examples(seed: int = 31, passes: float = 1.0, root: Path = WRITTEN) -> list[Any]:
+def examples(seed: int = 31, passes: float = 1.0, root: Path = WRITTEN,
+             kind_passes: dict[str, float] | None = None) -> list[Any]:
     """Training examples (`mixture.Example`) from the training split, Choices and Scores grouped.
 
     A fractional `passes` ends with a random share of the items, so the corpus's weight in a
-    mixture can be tuned without a whole extra pass (and its hours of CPU).
+    mixture can be tuned without a whole extra pass (and its hours of CPU). `kind_passes`
+    (`{"noul": 2, "choice": 0.3}`) sets the passes of one question type instead.
     """
     from .mixture import Example
 
     rng = random.Random(seed)
     out: list[Example] = []
     train = items("train", root)
-    whole, frac = int(passes), passes - int(passes)
-    rounds = [train] * whole + ([rng.sample(train, round(frac * len(train)))] if frac > 0 else [])
+    def passes_over(part: list[Item], n: float) -> list[list[Item]]:
+        whole, frac = int(n), n - int(n)
+        return [part] * whole + ([rng.sample(part, round(frac * len(part)))] if frac > 0 else [])
+
+    if not kind_passes:  # every type alike (the order 0.6's mixture, 5f9b54cd9c0ffd21, was built in)
+        rounds = passes_over(train, passes)
+    else:
+        rounds = [r for kind in ("noul", "choice", "score")
+                  for r in passes_over([it for it in train if it.kind == kind], kind_passes.get(kind, passes))]
     for p, chosen in enumerate(rounds):
         for n, it in enumerate(chosen):
             hyps, text, ys = pairs(it, rng)
