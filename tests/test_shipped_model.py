@@ -148,3 +148,24 @@ def test_batching_the_shipped_model_anyway_moves_answers() -> None:
     batched = local.LocalJudge(intra_op_threads=1, max_batch_size=32)
     one = batched.ask(alone, q)["poison"].noul
     assert batched.ask_many([other, alone], q)[1]["poison"].noul != pytest.approx(one, abs=1e-6)
+
+
+def test_the_shipped_encoder_reads_similarity(judge) -> None:
+    """The sentence encoder beside the cross-encoder (docs/local-judge.md, "The encoder blend"):
+    a paraphrase is nearer than an unrelated sentence, so a broken export or a wrong pooling fails."""
+    cfg = json.loads((MODEL_DIR / "config.json").read_text())
+    assert cfg["encoder"]["onnx"] == "encoder.onnx" and (MODEL_DIR / "encoder.onnx").is_file()
+    assert cfg["blend"]["noul"]["cosine"] == 0.0 and cfg["blend"]["choice"]["cosine"] > 0
+    cos = judge._encoder.cosines(["The train to Paris leaves at noon.", "Bananas are rich in potassium."],
+                                 "At twelve o'clock the Paris train departs.")
+    assert cos[0] > 0.6 > cos[1]
+
+
+def test_a_long_roster_is_shortlisted_and_still_right(judge) -> None:
+    roster = {f"intent_{i}": d for i, d in enumerate(
+        ["check the weather forecast", "play a song", "set an alarm", "book a flight", "order a pizza",
+         "translate a sentence", "convert currency", "find a recipe", "call a taxi", "send a text message"] * 3)}
+    q = {"i": Choice(instructions="Which intent does the `request` express?", criteria=roster)}
+    state = {"request": "Wake me up at six tomorrow morning."}
+    assert judge.cost(state, q)[1] == 16  # 30 options, the 16 nearest by cosine read
+    assert judge.ask(state, q).answers["i"].choice in {f"intent_{i}" for i in (2, 12, 22)}
