@@ -34,9 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from seams.judges.local.hypotheses import focus, hypotheses, state_text  # noqa: E402
+from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text  # noqa: E402
 from seams.questions import Choice  # noqa: E402
-from heldout import option_texts  # noqa: E402  (bench/ sibling)
 from training.written import items  # noqa: E402
 
 

@@ -44,9 +44,7 @@ def _label_index(q: Any, label: Any) -> int:
 
 def collect(judge: Any, cos: Any, rows: list[tuple[Any, Any, Any]]) -> list[dict[str, Any]]:
     """Per (question, state, label): the cross-encoder's logit and the cosine of every hypothesis."""
-    from heldout import option_texts
-
-    from seams.judges.local.hypotheses import focus, hypotheses, state_text
+    from seams.judges.local.hypotheses import focus, option_texts, state_text
 
     out = []
     by_state: dict[str, list[int]] = defaultdict(list)
@@ -60,7 +58,7 @@ def collect(judge: Any, cos: Any, rows: list[tuple[Any, Any, Any]]) -> list[dict
             logits[i] = np.asarray(got[f"q{i}"].logits, dtype=float)
     for i, (q, state, label) in enumerate(rows):
         text = state_text(focus(q, state))
-        opts = hypotheses(q) if q.type == "noul" else option_texts(q)
+        opts = option_texts(q)  # a Noul's: its hypothesis
         out.append({"kind": _kind(q), "logit": logits[i], "cos": np.asarray(cos.sim(opts, [text] * len(opts))),
                     "y": bool(label) if q.type == "noul" else _label_index(q, label)})
     return out
@@ -107,19 +105,23 @@ class ShippedCosine:
         return self.enc.cosines(options, texts[0]).tolist()
 
 
+def fit_rows(judge: Any, cos: Any, split: str, n: int, data: Path) -> list[dict[str, Any]]:
+    """`collect` over `n` written items of `split` (seeded): what the blend's weights are fitted on."""
+    from .written import items
+
+    pool = items(split, data / "written")
+    chosen = random.Random(11).sample(pool, min(n, len(pool)))
+    return collect(judge, cos, [(it.question, it.state, it.label) for it in chosen])
+
+
 def fit_blend(model_dir: Path, *, split: str = "groups", n: int = 1500, threads: int = 2,
               noul_cosine: bool = False, data: Path = SHARED_DATA) -> dict[str, list[float]]:
     """Blend weights per type for the model in `model_dir`, fitted on `n` written items of
     `split`. A Noul keeps its logit as it is (`[1, 0, 0]`) unless `noul_cosine`."""
     from seams.judges.local import LocalJudge
 
-    from .written import items
-
     judge = LocalJudge(model_dir, intra_op_threads=threads)
-    pool = items(split, data / "written")
-    chosen = random.Random(11).sample(pool, min(n, len(pool)))
-    rows = collect(judge, ShippedCosine(judge, model_dir / "encoder.onnx"),
-                   [(it.question, it.state, it.label) for it in chosen])
+    rows = fit_rows(judge, ShippedCosine(judge, model_dir / "encoder.onnx"), split, n, data)
     out = {k: fit(rows, k).tolist() for k in (("noul", "choice", "score") if noul_cosine else ("choice", "score"))}
     out.setdefault("noul", [1.0, 0.0, 0.0])
     return out
@@ -178,10 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     judge = LocalJudge(args.model, intra_op_threads=args.threads)
     cos = Cosine(args.threads)
     root = args.data / "written"
-    pool = items(args.fit_split, root)
-    chosen = random.Random(11).sample(pool, min(args.fit, len(pool)))
-    fit_rows = collect(judge, cos, [(it.question, it.state, it.label) for it in chosen])
-    weights = {k: fit(fit_rows, k) for k in ("noul", "choice", "score")}
+    rows_fit = fit_rows(judge, cos, args.fit_split, args.fit, args.data)
+    weights = {k: fit(rows_fit, k) for k in ("noul", "choice", "score")}
     print("model", judge.model_id, "| blend (a·logit + b·cos + c):",
           {k: [round(float(x), 3) for x in v] for k, v in weights.items()}, flush=True)
 

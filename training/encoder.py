@@ -114,12 +114,11 @@ def _parity(model: Any, fp32: Path, int8: Path, tokenizer_json: Path, n: int = 6
             "mean_abs_pair_cosine_torch_vs_int8": float(np.abs(pair_t - pair_q).mean())}
 
 
-def model_id(model_dir: Path) -> str:
+def model_id(model_dir: Path, cfg: dict[str, Any]) -> str:
     """`family-version+sha8` over the cross-encoder, the encoder, the blend weights and the
-    shortlist: everything that decides an answer."""
+    shortlist of the model in `model_dir` configured by `cfg`: everything that decides an answer."""
     from .export import MODEL_FAMILY, MODEL_VERSION
 
-    cfg = json.loads((model_dir / "config.json").read_text())
     h = hashlib.sha256((model_dir / cfg.get("onnx", "model.onnx")).read_bytes())
     if cfg.get("encoder"):
         h.update((model_dir / cfg["encoder"]["onnx"]).read_bytes())
@@ -138,8 +137,7 @@ def write_blend(model_dir: Path, weights: dict[str, list[float]], fitted_on: dic
     # the blend's logit weight is the softmax's inverse temperature: the config's own goes to 1
     cfg["choice_temperature"] = cfg["score_temperature"] = 1.0
     cfg["blend_fitted_on"] = fitted_on
-    path.write_text(json.dumps(cfg, indent=2) + "\n")
-    cfg["model_id"] = model_id(model_dir)
+    cfg["model_id"] = model_id(model_dir, cfg)
     path.write_text(json.dumps(cfg, indent=2) + "\n")
     return str(cfg["model_id"])
 

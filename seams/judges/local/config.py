@@ -69,6 +69,11 @@ class Blend(BaseModel):
     choice: BlendWeights = BlendWeights()
     score: BlendWeights = BlendWeights()
 
+    @property
+    def reads_cosine(self) -> bool:
+        """Whether any type reads the encoder's cosine (else the encoder is never run)."""
+        return any(w.cosine != 0.0 for w in (self.noul, self.choice, self.score))
+
 
 class Shortlist(BaseModel):
     """A Choice over more than `above` options has only the `keep` nearest by the encoder's
@@ -152,8 +157,7 @@ class ModelConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check_blend(self) -> ModelConfig:
-        if self.blend is not None and self.encoder is None and any(
-                w.cosine != 0.0 for w in (self.blend.noul, self.blend.choice, self.blend.score)):
+        if self.blend is not None and self.encoder is None and self.blend.reads_cosine:
             raise ValueError("blend: a non-zero cosine weight needs an encoder")
         if self.shortlist is not None and (self.encoder is None or self.blend is None or self.blend.choice.cosine == 0.0):
             raise ValueError("shortlist: needs an encoder and a blend whose choice cosine weight is not 0")

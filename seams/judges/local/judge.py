@@ -137,8 +137,7 @@ class LocalJudge(SyncJudge):
     def _load_encoder(self, threads: int | None) -> SentenceEncoder | None:
         """The sentence encoder of a config with a blend that reads cosines; None otherwise."""
         enc, path, blend = self._config.encoder, self._dir.encoder_path, self._config.blend
-        if enc is None or path is None or blend is None or not any(
-                w.cosine != 0.0 for w in (blend.noul, blend.choice, blend.score)):
+        if enc is None or path is None or blend is None or not blend.reads_cosine:
             return None
         return SentenceEncoder(path, enc, self._tokenizer, _load_session(path, threads), self._pad_id,
                                batch_size=1 if self._config.batch_dependent else 32)
@@ -587,7 +586,6 @@ class _Plan:
     slots: dict[tuple[int, str], list[list[int]]] = field(default_factory=dict)
     windows: dict[tuple[int, str], int] = field(default_factory=dict)
     runs: int = 0  # hypotheses × windows planned so far in the call, this pass and earlier ones
-    texts: dict[tuple[int, str], str] = field(default_factory=dict)  # the view of the state each question reads
     cos: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)  # encoder cosines, blended questions
 
     def pair(self, tokenizer: Tokenizer, key: tuple[Any, ...], hyp: Encoding, window: Encoding) -> int:
