@@ -15,7 +15,7 @@ DIR is a model whose config names a `features` output (seams-minilm 0.6 or later
    `seams calibrate --heads` does.
 2. **written** — the held-out domains of `../shared/data/written/` (`training.written.items(
    "domains")`: whole files the model never trained on), grouped by (file, question): each group
-   with at least 100 labels is a one-question rubric; a random part of at least 50 items is held
+   with at least 80 labels is a one-question rubric; a random part of at least 30 items is held
    out and the heads are fitted on N of the rest.
 3. **speed** — fitting a head on 1,000 labels of passage-gate (the full cross-validated fit, a
    Noul and a Choice), wall and CPU time, beside the model's own time answering those items (from
@@ -199,7 +199,7 @@ def written_sets(judge: LocalJudge, args: argparse.Namespace) -> dict[str, Any]:
         groups[(it.file, question_fingerprint(it.question))].append(it)
     results: dict[str, Any] = {}
     for (file, _), its in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        if len(its) < 100:
+        if len(its) < 80:
             continue
         q = its[0].question
         rubric = one_question_rubric(f"{file}-{q.type}", q, [it.state for it in its])
@@ -208,7 +208,7 @@ def written_sets(judge: LocalJudge, args: argparse.Namespace) -> dict[str, Any]:
         p = passed(rubric, judge, ds, args.cache, f"written-{file}-{ds.hash}")["items"]
         rng = np.random.default_rng(7)
         order = [ds.items[j] for j in rng.permutation(len(ds.items))]
-        pool_n = max([n for n in args.sizes if len(order) - n >= 50] or [0])
+        pool_n = max([n for n in args.sizes if len(order) - n >= 30] or [0])
         if not pool_n:
             continue
         pool, held = order[:pool_n], order[pool_n:]

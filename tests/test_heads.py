@@ -149,6 +149,35 @@ def test_a_strongly_regularised_head_stays_with_the_model(local: LocalJudge) -> 
     assert unscaled_logit < unscaled_features
 
 
+def test_a_choice_head_is_a_softmax_over_the_items_options_with_a_bias_per_option() -> None:
+    """Grouped rows are fitted as a conditional logit: its gradient is the loss's, and when the
+    features say nothing the per-option biases learn how often each option is right."""
+    from scipy.optimize import check_grad
+
+    from seams.calibration.heads import _softmax_loss
+
+    rng = np.random.default_rng(3)
+    x, gold = rng.normal(size=(40, 3, 6)), rng.integers(0, 3, 40)
+    theta = rng.normal(size=9)
+    assert check_grad(lambda t: _softmax_loss(t, x, gold, 0.5)[0], lambda t: _softmax_loss(t, x, gold, 0.5)[1],
+                      theta) < 1e-5
+
+    n, k = 400, 3
+    gold = rng.choice(k, size=n, p=[0.1, 0.1, 0.8])
+    y = np.zeros((n, k), int)
+    y[np.arange(n), gold] = 1
+    fitter = HeadFitter().fit(rng.normal(size=n * k), rng.normal(size=(n * k, 5)), y.ravel(), np.repeat(np.arange(n), k))
+    bias = np.array(fitter.option_bias_)
+    assert bias.argmax() == 2 and bias[2] - bias[:2].max() > 1.0
+    head = fitter.to_head(model="m", fingerprint="f", kind="choice", n=n)
+    probs = head.probabilities(np.zeros(k), np.zeros((k, 5)))
+    assert probs.argmax() == 2 and probs[2] > 0.6
+    with pytest.raises(ValueError, match="bias for 3 options"):
+        head.probabilities(np.zeros(4), np.zeros((4, 5)))
+    with pytest.raises(InputError, match="whole item at a time"):
+        HeadFitter().fit(np.zeros(5), np.zeros((5, 2)), np.array([1, 0, 0, 1, 0]), np.array([0, 0, 0, 1, 1]))
+
+
 def test_calibrate_heads_and_check_on_the_command_line(tiny_features_dir: Path, tmp_path: Path) -> None:
     rubric_path = tmp_path / "desk.yaml"
     rubric_path.write_text(RUBRIC)

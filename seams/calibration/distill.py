@@ -125,7 +125,9 @@ def distill(rubric: Rubric, states: Sequence[tuple[str, Any]], teacher: Judge, s
     `teacher_progress` and `progress` see the teacher's and the local model's passes."""
     if not 0.5 < agreement < 1:
         raise InputError(f"the agreement target must be within (0.5, 1), got {agreement}")
-    options = replace(options or FitOptions(), method="target", target=round(1 - agreement, 6))
+    # the agreement is the cascade's: the teacher answers the band, so the local model's errors
+    # are counted over every decision, not only over the ones it makes
+    options = replace(options or FitOptions(), method="target", target=round(1 - agreement, 6), target_over="all")
     answers, errors = ask_teacher(rubric, states, teacher, concurrency=concurrency, progress=teacher_progress)
     if not answers:
         first = next(iter(errors.items()), ("", "no states"))

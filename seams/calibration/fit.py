@@ -73,6 +73,9 @@ class FitOptions:
     n_boot: int = 1000
     #: "cost" fits cut-points only where scores separate the labels at this level (see `CostThresholds`)
     signal_level: float = 0.05
+    #: "target": the error is a share of the automated decisions, or of all of them with the
+    #: reviewed ones counted right (a cascade to a trusted judge: `TargetErrorThresholds`' `over`)
+    target_over: Literal["automated", "all"] = "automated"
 
 
 @dataclass(frozen=True)
@@ -317,8 +320,10 @@ def _fit_rule(
             params: dict[str, Any] = {"costs": shown, "expected_cost_fit": round(est.cost_, 6),
                                       "signal_p": round(est.signal_p_, 6)}
         else:
-            est = TargetErrorThresholds(options.target, options.delta, options.capacity).fit(p_f, y_f)
+            est = TargetErrorThresholds(options.target, options.delta, options.capacity,
+                                        over=options.target_over).fit(p_f, y_f)
             params = {"target_error": options.target, "confidence": round(1 - options.delta, 6),
+                      **({"error_over": "all"} if options.target_over == "all" else {}),
                       "guaranteed": est.guaranteed_, "lambda": est.lambda_,
                       "error_upper_bound_fit": round(est.upper_bound_, 6)}
     for w in caught:

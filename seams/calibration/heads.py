@@ -47,26 +47,31 @@ Pass = list[tuple[Answers, dict[str, PairFeatures]]]
 
 
 class HeadFitter:
-    """An L2-regularised logistic regression over [the model's logit, its pair features].
+    """An L2-regularised logistic model over [the model's logit, its pair features].
 
     Why it starts from what the model believes: every column is standardised, and the logit's
     column is then scaled by `logit_scale`, so the penalty barely touches its weight while it
     pulls every feature weight towards zero. At strong regularisation (small C) the head is a
     Platt scaling of the model's own logit, its answers ranked exactly as the model ranks them;
-    as C grows the features move it, and cross-validated log-loss over `Cs` (10⁻³ to 10, a decade apart) (folds grouped by
-    item, so a Choice's options never straddle folds) picks how far the labels justify.
+    as C grows the features move it, and cross-validated log-loss over `Cs` (10⁻³ to 10, a
+    decade apart; folds by item, so a Choice's options never straddle folds) picks how far the
+    labels justify.
 
-    Noul items give one row each; Choice and Score items one row per option or level, labelled
-    1 for the true one: the same head scores every pair, and the answer is their softmax.
+    Noul items give one row each: a binary logistic regression (scikit-learn). Choice and Score
+    items give one row per option or level (`groups` = the item): the same weights score every
+    pair and the loss is the softmax's over the item's pairs (a conditional logit, what the head
+    answers with), with a bias per option or level penalised like any weight. Fitted one-vs-rest
+    instead, a head learns "is this pair right" and not "which pair is right", and cannot learn
+    that one option is right more often than another.
 
     Attributes after `fit`: `C_`, `logit_weight_`, `weights_` [d], `bias_` (in the raw units of
-    the logit and features: the standardisation is folded in), `cv_log_loss_` (at `C_`; only when
-    there was a choice to make, more than one C).
+    the logit and features: the standardisation is folded in), `option_bias_` (grouped rows
+    only, else None), `cv_log_loss_` (at `C_`; only when there was a choice to make).
     """
 
     def __init__(self, Cs: Sequence[float] = DEFAULT_CS, folds: int = DEFAULT_FOLDS,
                  logit_scale: float = LOGIT_SCALE) -> None:
-        self.Cs = tuple(Cs)
+        self.Cs = tuple(sorted(Cs))
         self.folds = folds
         self.logit_scale = logit_scale
 
@@ -79,43 +84,129 @@ class HeadFitter:
         mu_l, sd_l = logits.mean(), _sd(logits)
         mu, sd = features.mean(axis=0), _sd(features)
         x = np.column_stack([(logits - mu_l) / sd_l * self.logit_scale, (features - mu) / sd])
-        est = self._estimator(x, y, groups)
+        if groups is None:
+            c, intercept, option_bias = self._fit_binary(x, y)
+        else:
+            c, option_bias = self._fit_softmax(*_items(x, y, np.asarray(groups)))
+            intercept = 0.0
+        self.logit_weight_ = float(c[0] * self.logit_scale / sd_l)
+        self.weights_ = c[1:] / sd
+        self.bias_ = float(intercept - self.logit_weight_ * mu_l - np.dot(self.weights_, mu))
+        self.option_bias_ = option_bias
+        return self
+
+    def _fit_binary(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, None]:
+        """One logistic regression at the only C, or a cross-validated choice among `Cs`."""
+        from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
+        from sklearn.model_selection import StratifiedKFold
         from threadpoolctl import threadpool_limits
 
+        if len(self.Cs) == 1:
+            est: Any = LogisticRegression(C=self.Cs[0], max_iter=2000)
+        else:
+            k = max(2, min(self.folds, int(np.bincount(y).min())))
+            splits = list(StratifiedKFold(k, shuffle=True, random_state=0).split(x, y))
+            est = LogisticRegressionCV(Cs=list(self.Cs), cv=splits, scoring="neg_log_loss", max_iter=2000)
         # lbfgs on a few thousand rows of a few hundred columns is many small BLAS calls: one
         # thread is faster than a pool (ten times so on a busy two-core machine)
         with warnings.catch_warnings(), threadpool_limits(1):
             warnings.simplefilter("ignore")  # a weakly converged fold at the weakest penalty is not news
             est.fit(x, y)
-        c = est.coef_[0]
         self.C_ = float(self.Cs[0] if len(self.Cs) == 1 else est.C_[0])
-        self.logit_weight_ = float(c[0] * self.logit_scale / sd_l)
-        self.weights_ = c[1:] / sd
-        self.bias_ = float(est.intercept_[0] - self.logit_weight_ * mu_l - np.dot(self.weights_, mu))
         if len(self.Cs) > 1:
             scores = est.scores_[1].mean(axis=0)
             self.cv_log_loss_ = float(-scores[list(est.Cs_).index(est.C_[0])])
-        return self
+        return est.coef_[0], float(est.intercept_[0]), None
 
-    def _estimator(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray | None) -> Any:
-        """One logistic regression at the only C, or a cross-validated choice among `Cs`."""
-        from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
-        from sklearn.model_selection import GroupKFold, StratifiedKFold
+    def _fit_softmax(self, x: np.ndarray, gold: np.ndarray) -> tuple[np.ndarray, list[float]]:
+        """The conditional logit over `x` [items, options, columns] with `gold` [items]: at the
+        only C, or at the C whose held-out log-loss is lowest over item folds (each fold's path
+        over `Cs`, weakest penalty last, warm-started from the one before)."""
+        from sklearn.model_selection import KFold
+        from threadpoolctl import threadpool_limits
 
-        if len(self.Cs) == 1:
-            return LogisticRegression(C=self.Cs[0], max_iter=2000)
-        if groups is None:
-            k = max(2, min(self.folds, int(np.bincount(y).min())))
-            splits = list(StratifiedKFold(k, shuffle=True, random_state=0).split(x, y))
-        else:
-            k = max(2, min(self.folds, len(np.unique(groups))))
-            splits = list(GroupKFold(k).split(x, y, groups))
-        return LogisticRegressionCV(Cs=list(self.Cs), cv=splits, scoring="neg_log_loss", max_iter=2000)
+        with threadpool_limits(1):
+            if len(self.Cs) == 1:
+                self.C_ = self.Cs[0]
+            else:
+                k = max(2, min(self.folds, len(gold)))
+                loss = np.zeros(len(self.Cs))
+                for train, test in KFold(k, shuffle=True, random_state=0).split(gold):
+                    theta = None
+                    for j, C in enumerate(self.Cs):
+                        theta = _softmax_fit(x[train], gold[train], C, theta)
+                        loss[j] += _softmax_loss(theta, x[test], gold[test], 0.0)[0] * len(test)
+                best = int(np.argmin(loss))
+                self.C_ = self.Cs[best]
+                self.cv_log_loss_ = float(loss[best] / len(gold))
+            theta = _softmax_fit(x, gold, self.C_, None)
+        d = x.shape[2]
+        return theta[:d], [_round(b) for b in theta[d:]]
 
     def to_head(self, *, model: str, fingerprint: str, kind: str, n: int) -> Head:
         return Head.from_arrays(weights=self.weights_, model=model, fingerprint=fingerprint, kind=kind,
                                 logit_weight=_round(self.logit_weight_), bias=_round(self.bias_),
-                                C=_round(self.C_), n=n)
+                                C=_round(self.C_), n=n, option_bias=self.option_bias_)
+
+def _items(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Grouped rows (every item's options in order, as `head_rows` makes them) as
+    ([items, options, columns], the index of each item's right option)."""
+    _, starts, counts = np.unique(groups, return_index=True, return_counts=True)
+    k = int(counts[0])
+    if (counts != k).any() or len(groups) != k * len(counts):
+        raise InputError("a Choice's or Score's rows must come a whole item at a time, every item with the same options")
+    order = np.sort(starts)
+    if (groups[order] == groups[order[0]]).sum() > 1 or (np.diff(order) != k).any():
+        raise InputError("a Choice's or Score's rows must come a whole item at a time")
+    yy = y.reshape(-1, k)
+    if (yy.sum(axis=1) != 1).any():
+        raise InputError("each Choice or Score item needs exactly one right option or level")
+    return x.reshape(-1, k, x.shape[1]), yy.argmax(axis=1)
+
+
+def _softmax_loss(theta: np.ndarray, x: np.ndarray, gold: np.ndarray, C: float) -> tuple[float, np.ndarray]:
+    """Mean negative log-likelihood of the gold options plus ‖θ‖²/(2·C·items) (scikit-learn's
+    scaling of the penalty, so C means what it means for a Noul's head), and its gradient;
+    θ = [the column weights, a bias per option]."""
+    n, k, d = x.shape
+    rows = x.reshape(n * k, d)
+    z = (rows @ theta[:d]).reshape(n, k) + theta[d:]
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    s = e.sum(axis=1)
+    nll = float(np.mean(np.log(s) - z[np.arange(n), gold]))
+    g = e / s[:, None]
+    g[np.arange(n), gold] -= 1.0
+    grad = np.concatenate([g.reshape(-1) @ rows, g.sum(axis=0)]) / n
+    if C > 0:
+        nll += float(theta @ theta) / (2 * C * n)
+        grad = grad + theta / (C * n)
+    return nll, grad
+
+
+def _softmax_fit(x: np.ndarray, gold: np.ndarray, C: float, start: np.ndarray | None) -> np.ndarray:
+    """θ minimising `_softmax_loss`, by L-BFGS on a preconditioned copy of the problem.
+
+    Pooled features are strongly correlated, so the loss is badly conditioned and plain L-BFGS
+    takes hundreds of steps at a weak penalty. Solving for φ with θ = Pφ, P = (Σ/k + I/(C·n))^-½
+    (Σ the rows' second moments with the option indicators, Σ/k about the loss's curvature at an
+    even softmax) gives the same minimiser (a change of variables, not of the problem) in a
+    fraction of the steps."""
+    from scipy.optimize import minimize
+
+    n, k, d = x.shape
+    rows = np.column_stack([x.reshape(n * k, d), np.tile(np.eye(k), (n, 1))])
+    s, v = np.linalg.eigh(rows.T @ rows / n)
+    a = np.maximum(s, 0.0) / k + 1.0 / (C * n)
+    P = (v / np.sqrt(a)) @ v.T
+    phi0 = np.zeros(d + k) if start is None else (v * np.sqrt(a)) @ (v.T @ start)
+
+    def loss(phi: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = _softmax_loss(P @ phi, x, gold, C)
+        return value, P @ grad
+
+    got = minimize(loss, phi0, jac=True, method="L-BFGS-B", options={"maxiter": 2000})
+    return np.asarray(P @ got.x)
 
 
 def _sd(x: np.ndarray) -> np.ndarray:

@@ -203,7 +203,8 @@ def calibration_report(result: CalibrationResult, rubric: Rubric, dataset: Label
         target = ""
         if t.method == "target-error":
             h = rr.heldout
-            target = (f"<p>target error {t.params['target_error']} at {t.params['confidence']:.0%} confidence"
+            over = " over all decisions (reviewed ones by the teacher)" if t.params.get("error_over") == "all" else ""
+            target = (f"<p>target error {t.params['target_error']}{over} at {t.params['confidence']:.0%} confidence"
                       f"{'' if t.params.get('guaranteed', True) else ' (not guaranteed: capacity overrode it)'}: ")
             if h.get("error_rate_ci"):
                 ci = h["error_rate_ci"]

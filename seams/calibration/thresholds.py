@@ -18,6 +18,7 @@ sums, so 100k labels fit in well under a second.
 from __future__ import annotations
 
 import warnings
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -232,15 +233,22 @@ class TargetErrorThresholds(_ZoneEstimator):
     power:
         Where the second sequence starts: the largest λ at which, if the probabilities were
         calibrated, the test would pass with at least this probability.
+    over:
+        What the error rate is a share of. "automated" (the default): of the decisions made
+        automatically, what a rule acting alone must meet. "all": of every decision, a reviewed
+        one counting as right, what a cascade whose review is a trusted judge (the teacher of
+        `seams distill`) makes; its errors only grow with λ, so one sequence from λ = 0 at the
+        full δ tests it, and it automates far more for the same α.
     """
 
     def __init__(self, target: float = 0.05, delta: float = 0.05, capacity: float | None = None, grid: int = 200,
-                 power: float = 0.8) -> None:
+                 power: float = 0.8, over: Literal["automated", "all"] = "automated") -> None:
         self.target = target
         self.delta = delta
         self.capacity = capacity
         self.grid = grid
         self.power = power
+        self.over = over
 
     def fit(self, p: ArrayLike, y: ArrayLike) -> TargetErrorThresholds:
         p, y = _check(p, y)
@@ -255,10 +263,14 @@ class TargetErrorThresholds(_ZoneEstimator):
         lam = np.arange(1, self.grid + 1) / (2 * self.grid)
         m = np.searchsorted(rs, lam, side="right")
         k = ws[m]
-        d = self.delta / 2  # two sequences, Bonferroni
-        pval = np.where(m > 0, stats.binom.cdf(k, m, self.target), 1.0)
-        starts = [_first_testable(m, self.target, d), _predicted_start(rs, m, self.target, d, self.power)]
-        chosen = max(_fixed_sequence(pval, d, s) for s in starts)
+        if self.over == "all":
+            pval = stats.binom.cdf(k, n, self.target)
+            chosen = _fixed_sequence(pval, self.delta, 0)
+        else:
+            d = self.delta / 2  # two sequences, Bonferroni
+            pval = np.where(m > 0, stats.binom.cdf(k, m, self.target), 1.0)
+            starts = [_first_testable(m, self.target, d), _predicted_start(rs, m, self.target, d, self.power)]
+            chosen = max(_fixed_sequence(pval, d, s) for s in starts)
         n_pass = chosen + 1
         self.guaranteed_ = True
         if n_pass == 0:  # nothing can be automated under the guarantee: everything to review
@@ -279,7 +291,7 @@ class TargetErrorThresholds(_ZoneEstimator):
             self.lambda_ = float(lam[chosen])
             self.high_, self.low_ = 1 - self.lambda_, self.lambda_
             self.automated_, self.errors_ = int(m[chosen]), int(k[chosen])
-        self.upper_bound_ = float(cp_upper(self.errors_, self.automated_, self.delta))
+        self.upper_bound_ = float(cp_upper(self.errors_, n if self.over == "all" else self.automated_, self.delta))
         self.n_ = n
         return self
 

@@ -25,7 +25,7 @@ def distill(
     api_key: KeyOpt = None,
     model_dir: DirOpt = None,
     out: Annotated[Path | None, typer.Option(help="Where to write the teacher's answers as a labelled set (default: STATES with .teacher.jsonl).")] = None,
-    agreement: Annotated[float, typer.Option(help="Agreement with the teacher the local decisions must reach; the rest go to the teacher.")] = 0.95,
+    agreement: Annotated[float, typer.Option(help="Agreement with the teacher the cascade must reach over all decisions; the local model answers as many as it can within it, the rest go to the teacher.")] = 0.95,
     confidence: Annotated[float, typer.Option(help="Confidence of the cut-points' guarantee (1 − δ).")] = 0.95,
     split: Annotated[float, typer.Option(help="Share of states used to fit; the rest is held out to report on.")] = 0.5,
     seed: Annotated[int, typer.Option(help="Seed of the random fit/held-out split.")] = 0,

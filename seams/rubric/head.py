@@ -4,13 +4,15 @@ Calibration maps a judge's probability to a better one; it cannot teach the judg
 head can: it reads the vector the model's logit is read from (the pooled pair representation,
 `LocalJudge.answers_and_features`) and scores each pair again,
 
-    z = logit_weight · logit + weights · features + bias,
+    z = logit_weight · logit + weights · features + bias (+ option_bias[j] for option j),
 
 so a rubric whose labels show what the model misses (a word that matters here, a sense of "yes"
 the training data never had) gets a model that answers that rubric better, at the same cost.
 A Noul's answer is sigmoid(z); a Choice's or Score's is the softmax of the z of its options' or
 levels' pairs (the same head scores each, at temperature 1: the head's z are already fitted
-log-odds, and the calibration fitted on top adds its own temperature).
+log-odds, and the calibration fitted on top adds its own temperature). A Choice's or Score's
+head also carries a bias per option or level, in the question's order: what the labels say of
+how often each is right, which no pair's features can see.
 
 A head is stored in the rubric's calibration block beside the question's calibrator: its
 scalars in the clear (a reviewer can see how far it trusts the model, `logit_weight`), the
@@ -57,6 +59,8 @@ class Head(BaseModel):
     n: int = Field(ge=1)
     #: The feature weights, `dim` float32 values, little-endian, base64.
     weights: str
+    #: A Choice's or Score's bias per option or level, in the question's order (None: none fitted).
+    option_bias: list[float] | None = None
 
     @model_validator(mode="after")
     def _check_weights(self) -> Head:
@@ -68,6 +72,11 @@ class Head(BaseModel):
             raise ValueError(f"weights: {len(w)} float32 values; expected {self.dim} (dim)")
         if not all(math.isfinite(v) for v in w):
             raise ValueError("weights: not all finite")
+        if self.option_bias is not None:
+            if self.kind == "noul":
+                raise ValueError("option_bias: a Noul's head has one pair, so no bias per option")
+            if not all(math.isfinite(v) for v in self.option_bias):
+                raise ValueError("option_bias: not all finite")
         return self
 
     @classmethod
@@ -88,6 +97,8 @@ class Head(BaseModel):
     def digest(self) -> str:
         """A short hash of everything that decides the head's answers."""
         raw = f"{self.model}|{self.fingerprint}|{self.logit_weight!r}|{self.bias!r}|{self.weights}"
+        if self.option_bias is not None:
+            raw += "|" + ",".join(map(repr, self.option_bias))
         return hashlib.sha256(raw.encode()).hexdigest()[:8]
 
     def scores(self, logits: np.ndarray, features: np.ndarray) -> np.ndarray:
@@ -98,6 +109,10 @@ class Head(BaseModel):
         if features.ndim != 2 or features.shape[1] != self.dim:
             raise ValueError(f"features have shape {features.shape}; this head reads [pairs, {self.dim}]")
         z: np.ndarray = self.logit_weight * np.asarray(logits, dtype=np.float64) + features @ self.weight_array + self.bias
+        if self.option_bias is not None:
+            if len(self.option_bias) != len(z):
+                raise ValueError(f"{len(z)} pairs; this head has a bias for {len(self.option_bias)} options or levels")
+            z = z + np.asarray(self.option_bias)
         return z
 
     def probabilities(self, logits: np.ndarray, features: np.ndarray) -> np.ndarray:
