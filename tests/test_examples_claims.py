@@ -87,7 +87,8 @@ def test_agent_loop_shows_the_refusal_the_queue_and_its_overcautious_escalation(
     assert re.search(r"1 reviewed item\(s\) exported to .*reviewed\.jsonl", out)
     handed = re.findall(r"agent: \[handed to a person: (\w+): (\w+) ([\d.]+)\]", out)
     assert len(handed) == 5  # every turn, as the docstring says: each names its rule and number
-    assert re.search(r"Lisbon\?\n  agent: \[handed to a person: wants_person: asks_human 0\.35\]", out)
+    # asks_human is asked of the message alone, so the travel question is handed over by scope
+    assert re.search(r"Lisbon\?\n  agent: \[handed to a person: scope: out_of_scope 0\.2\d\]", out)
     routed = re.findall(r"^  \[(\w+)-llm\] answering: ", out, flags=re.M)
     assert routed == ["medium"] * 5
 

@@ -95,3 +95,35 @@ def test_changing_what_a_question_is_asked_alone_with_makes_its_calibration_stal
     assert question_fingerprint(q, {"query": "nothing asked"}) != question_fingerprint(q)
     assert question_fingerprint(q, {"query": "nothing asked"}) != question_fingerprint(q, {"query": "-"})
     assert question_fingerprint(r.questions["relevant"], None) == question_fingerprint(r.questions["relevant"])
+
+
+def test_a_field_replaced_by_null_is_left_out_and_only_an_optional_one_may_be():
+    src = """
+name: without-context
+state:
+  fields:
+    message: {description: the user's message}
+    context: {description: what the agent is for, required: false}
+questions:
+  asks_human: {type: noul, instructions: Does the `message` ask for a person?}
+  scope: {type: noul, instructions: Is the `message` outside the `context`?}
+asked_alone:
+  asks_human: {context: null}
+policy:
+  outcomes: {hand_over: review, go_on: act}
+  rules:
+    - {id: person, question: asks_human, high: 0.5, then: hand_over}
+  default: go_on
+"""
+    seen = []
+
+    class Recording(FixedJudge):
+        def ask(self, state, questions):
+            seen.append((dict(state), sorted(questions)))
+            return super().ask(state, questions)
+
+    rubric = Rubric.loads(src)
+    rubric.decide({"message": "hi", "context": "a travel agent"}, judge=Recording({"asks_human": 0.1, "scope": 0.1}))
+    assert seen == [({"message": "hi", "context": "a travel agent"}, ["scope"]), ({"message": "hi"}, ["asks_human"])]
+    with pytest.raises(RubricError, match=r"\['message'\] replaced by null.*only an optional field"):
+        Rubric.loads(src.replace("asks_human: {context: null}", "asks_human: {message: null}"))

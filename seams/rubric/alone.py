@@ -10,6 +10,7 @@ place of the other fields::
 
     asked_alone:
       injection: {query: nothing asked}
+      harm: {context: null}        # null: asked without the field at all (an optional one)
 
 `AskedAlone` wraps a judge so that every path that asks a rubric's questions (deciding, the typed
 seams, calibration, lint) asks them the same way: the listed questions about the state with those
@@ -25,7 +26,8 @@ from ..answers import Answers, Usage
 from ..judges.base import Judge, WrappedJudge, answer_identity, ask_each
 from ..state import canonical_json
 
-Replacements = Mapping[str, str]
+#: Field → what stands in its place; None leaves the field out of the state altogether.
+Replacements = Mapping[str, str | None]
 
 
 class AskedAlone(WrappedJudge):
@@ -56,7 +58,10 @@ class AskedAlone(WrappedJudge):
     def _project(state: Any, repl: Replacements | None) -> Any:
         if repl is None or not isinstance(state, Mapping):
             return state
-        return {**state, **repl}
+        out = {**state, **{k: v for k, v in repl.items() if v is not None}}
+        for k in [k for k, v in repl.items() if v is None]:
+            out.pop(k, None)
+        return out
 
     def _views(self, state: Any, questions: Mapping[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
         """(state as asked, questions) for one state; views that come out equal are asked once."""

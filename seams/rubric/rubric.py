@@ -45,7 +45,7 @@ def fingerprint(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:16]
 
 
-def question_fingerprint(question: Noul | Choice | Score, asked_alone: Mapping[str, str] | None = None) -> str:
+def question_fingerprint(question: Noul | Choice | Score, asked_alone: Mapping[str, str | None] | None = None) -> str:
     """What a question's calibration was fitted against: its wording, and the fields replaced when
     it is asked alone (a different view of the state is a different question)."""
     if not asked_alone:

@@ -56,7 +56,8 @@ class RubricSpec(_Spec):
     state: StateSpec = Field(default_factory=StateSpec)
     questions: dict[str, Question] = Field(min_length=1)
     #: Questions asked about the state with some fields replaced (`seams.rubric.alone`).
-    asked_alone: dict[str, dict[str, str]] = Field(default_factory=dict)
+    #: A field replaced by null is left out: the question is asked without it (optional fields only).
+    asked_alone: dict[str, dict[str, str | None]] = Field(default_factory=dict)
     policy: Policy
     calibration: CalibrationBlock | None = None
 
@@ -77,6 +78,11 @@ class RubricSpec(_Spec):
             unknown = [f for f in repl if self.state.fields and f not in self.state.fields]
             if unknown:
                 raise ValueError(f"asked_alone.{qid}: unknown field(s) {unknown}; declared: {list(self.state.fields)}")
+            required = [f for f, v in repl.items() if v is None and f in self.state.fields
+                        and self.state.fields[f].required]
+            if required:
+                raise ValueError(f"asked_alone.{qid}: {required} replaced by null (left out), but the state "
+                                 "requires them; only an optional field can be left out")
         return self
 
     @model_validator(mode="after")
