@@ -87,7 +87,8 @@ def distill(
             t.add_row(qid, str(a["n"]), f"{a['agreement']:.3f} [{a['agreement_ci'][0]:.3f}, {a['agreement_ci'][1]:.3f}]")
         console.print(t)
         c = result.cascade
-        console.print(f"cascade (local with heads → teacher), target agreement {agreement}: "
+        console.print(f"cascade (local with heads → teacher), target agreement {agreement} over all decisions "
+                      f"at {confidence:.0%} confidence: "
                       f"{c['local']} of {c['n']} answered locally ({c['local_share']:.1%}), "
                       f"agreement with the teacher {c['agreement']:.3f}", highlight=False)
         console.print(f"teacher's labels: {target}; " + ("dry run, rubric not written" if dry_run
