@@ -39,14 +39,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from heads import _limit, passed  # noqa: E402  (bench/heads.py: the draws' data and cached passes)
 
 from seams.calibration.dataset import load_jsonl  # noqa: E402
-from seams.calibration.heads import HeadFitter, _softmax_fit, head_rows  # noqa: E402
+from seams.calibration.heads import DEFAULT_CS, HeadFitter, head_rows  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.hypotheses import focus, option_texts, state_text  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
 from seams.rubric.alone import AskedAlone  # noqa: E402
 
 SEAMS = ("confirm-before-act", "escalation", "memory-admission", "output-check", "passage-gate", "model-routing")
-CS = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
 
 
 def _score(kind: str, z: np.ndarray, y: np.ndarray, k: int) -> float:
@@ -77,14 +76,12 @@ def one_vs_rest(kind: str, fit: tuple, held: tuple, k: int) -> float:
     from sklearn.model_selection import GroupKFold
 
     x = _standard(fit[0], fit[1])
-    est = LogisticRegressionCV(Cs=list(CS), cv=list(GroupKFold(5).split(x(fit[0], fit[1]), fit[2], fit[3])),
+    est = LogisticRegressionCV(Cs=list(DEFAULT_CS), cv=list(GroupKFold(5).split(x(fit[0], fit[1]), fit[2], fit[3])),
                                scoring="neg_log_loss", max_iter=2000).fit(x(fit[0], fit[1]), fit[2])
     return _score(kind, est.decision_function(x(held[0], held[1])), held[2], k)
 
 
 def per_option(kind: str, fit: tuple, held: tuple, k: int) -> float:
-    from sklearn.model_selection import KFold
-
     x = _standard(fit[0], fit[1])
 
     def widen(lg: np.ndarray, ft: np.ndarray) -> np.ndarray:
@@ -92,18 +89,9 @@ def per_option(kind: str, fit: tuple, held: tuple, k: int) -> float:
         copies = np.einsum("nkd,kj->nkjd", x3[:, :, 1:], np.eye(k)).reshape(len(x3), k, -1)
         return np.concatenate([x3, copies], axis=2)
 
-    xa, gold = widen(fit[0], fit[1]), fit[2].reshape(-1, k).argmax(1)
-    d = xa.shape[2]
-    loss = np.zeros(len(CS))
-    for tr, te in KFold(5, shuffle=True, random_state=0).split(gold):
-        theta = None
-        for j, C in enumerate(CS):
-            theta = _softmax_fit(xa[tr], gold[tr], C, theta)
-            z = xa[te] @ theta[:d] + theta[d:]
-            z = z - z.max(1, keepdims=True)
-            loss[j] -= (z[np.arange(len(te)), gold[te]] - np.log(np.exp(z).sum(1))).sum()
-    theta = _softmax_fit(xa, gold, CS[int(np.argmin(loss))], None)
-    return _score(kind, (widen(held[0], held[1]) @ theta[:d] + theta[d:]).ravel(), held[2], k)
+    # the shipped head's own conditional-logit fit (C cross-validated by item), on the widened columns
+    w, bias = HeadFitter()._fit_softmax(widen(fit[0], fit[1]), fit[2].reshape(-1, k).argmax(1))
+    return _score(kind, (widen(held[0], held[1]) @ w + np.asarray(bias)).ravel(), held[2], k)
 
 
 def rbf_svm(kind: str, fit: tuple, held: tuple, k: int) -> float:

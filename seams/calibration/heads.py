@@ -132,14 +132,14 @@ class HeadFitter:
                 k = max(2, min(self.folds, len(gold)))
                 loss = np.zeros(len(self.Cs))
                 for train, test in KFold(k, shuffle=True, random_state=0).split(gold):
-                    theta = None
+                    theta, moments = None, _moments(x[train])
                     for j, C in enumerate(self.Cs):
-                        theta = _softmax_fit(x[train], gold[train], C, theta)
+                        theta = _softmax_fit(x[train], gold[train], C, theta, moments)
                         loss[j] += _softmax_loss(theta, x[test], gold[test], 0.0)[0] * len(test)
                 best = int(np.argmin(loss))
                 self.C_ = self.Cs[best]
                 self.cv_log_loss_ = float(loss[best] / len(gold))
-            theta = _softmax_fit(x, gold, self.C_, None)
+            theta = _softmax_fit(x, gold, self.C_, None, _moments(x))
         d = x.shape[2]
         return theta[:d], [_round(b) for b in theta[d:]]
 
@@ -151,13 +151,11 @@ class HeadFitter:
 def _items(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Grouped rows (every item's options in order, as `head_rows` makes them) as
     ([items, options, columns], the index of each item's right option)."""
-    _, starts, counts = np.unique(groups, return_index=True, return_counts=True)
+    _, counts = np.unique(groups, return_counts=True)
     k = int(counts[0])
-    if (counts != k).any() or len(groups) != k * len(counts):
+    blocks = groups.reshape(-1, k) if len(groups) % k == 0 else None
+    if (counts != k).any() or blocks is None or (blocks != blocks[:, :1]).any():
         raise InputError("a Choice's or Score's rows must come a whole item at a time, every item with the same options")
-    order = np.sort(starts)
-    if (groups[order] == groups[order[0]]).sum() > 1 or (np.diff(order) != k).any():
-        raise InputError("a Choice's or Score's rows must come a whole item at a time")
     yy = y.reshape(-1, k)
     if (yy.sum(axis=1) != 1).any():
         raise InputError("each Choice or Score item needs exactly one right option or level")
@@ -184,20 +182,29 @@ def _softmax_loss(theta: np.ndarray, x: np.ndarray, gold: np.ndarray, C: float) 
     return nll, grad
 
 
-def _softmax_fit(x: np.ndarray, gold: np.ndarray, C: float, start: np.ndarray | None) -> np.ndarray:
+def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues and vectors of the rows' second moments, with the option indicators beside the
+    columns (what `_softmax_fit` preconditions with; the same for every C on one set of items)."""
+    n, k, d = x.shape
+    rows = np.column_stack([x.reshape(n * k, d), np.tile(np.eye(k), (n, 1))])
+    s, v = np.linalg.eigh(rows.T @ rows / n)
+    return np.maximum(s, 0.0), v
+
+
+def _softmax_fit(x: np.ndarray, gold: np.ndarray, C: float, start: np.ndarray | None,
+                 moments: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """θ minimising `_softmax_loss`, by L-BFGS on a preconditioned copy of the problem.
 
     Pooled features are strongly correlated, so the loss is badly conditioned and plain L-BFGS
     takes hundreds of steps at a weak penalty. Solving for φ with θ = Pφ, P = (Σ/k + I/(C·n))^-½
-    (Σ the rows' second moments with the option indicators, Σ/k about the loss's curvature at an
-    even softmax) gives the same minimiser (a change of variables, not of the problem) in a
-    fraction of the steps."""
+    (Σ the rows' second moments with the option indicators, `_moments(x)`; Σ/k about the loss's
+    curvature at an even softmax) gives the same minimiser (a change of variables, not of the
+    problem) in a fraction of the steps."""
     from scipy.optimize import minimize
 
     n, k, d = x.shape
-    rows = np.column_stack([x.reshape(n * k, d), np.tile(np.eye(k), (n, 1))])
-    s, v = np.linalg.eigh(rows.T @ rows / n)
-    a = np.maximum(s, 0.0) / k + 1.0 / (C * n)
+    s, v = moments
+    a = s / k + 1.0 / (C * n)
     P = (v / np.sqrt(a)) @ v.T
     phi0 = np.zeros(d + k) if start is None else (v * np.sqrt(a)) @ (v.T @ start)
 

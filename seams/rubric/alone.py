@@ -58,9 +58,12 @@ class AskedAlone(WrappedJudge):
     def _project(state: Any, repl: Replacements | None) -> Any:
         if repl is None or not isinstance(state, Mapping):
             return state
-        out = {**state, **{k: v for k, v in repl.items() if v is not None}}
-        for k in [k for k, v in repl.items() if v is None]:
-            out.pop(k, None)
+        out = dict(state)
+        for k, v in repl.items():
+            if v is None:
+                out.pop(k, None)
+            else:
+                out[k] = v
         return out
 
     def _views(self, state: Any, questions: Mapping[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
