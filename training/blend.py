@@ -96,9 +96,9 @@ class ShippedCosine:
     def __init__(self, judge: Any, path: Path) -> None:
         from seams.judges.local.config import EncoderConfig
         from seams.judges.local.encoder import SentenceEncoder
-        from seams.judges.local.judge import _load_session
+        from seams.judges.local.runtime import load_session
 
-        self.enc = SentenceEncoder(path, EncoderConfig(), judge._tokenizer, _load_session(path, judge.intra_op_threads),
+        self.enc = SentenceEncoder(path, EncoderConfig(), judge._tokenizer, load_session(path, judge.intra_op_threads),
                                    judge._pad_id, batch_size=1)
 
     def sim(self, options: list[str], texts: list[str]) -> list[float]:

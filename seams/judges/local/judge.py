@@ -40,6 +40,7 @@ from ..base import SyncJudge
 from .config import BlendWeights, ModelConfig, ModelDir, read_model_dir
 from .encoder import SentenceEncoder
 from .hypotheses import focus, hypotheses, option_texts, state_text
+from .runtime import load_session
 from .windows import combine_distribution, combine_noul, distribution_window, noul_window, stride, window_size
 
 Question = Noul | Choice | Score
@@ -120,7 +121,7 @@ class LocalJudge(SyncJudge):
                 f"for max_length {self._config.max_length} in {self._dir.config_path}"
             )
         self._pad_id = _pad_id(self._tokenizer)
-        self._session = _load_session(self._dir.onnx_path, intra_op_threads)
+        self._session = load_session(self._dir.onnx_path, intra_op_threads)
         self._input_types, self._feature_dim = _check_io(self._session, self._dir)
         self.intra_op_threads = intra_op_threads
         if max_batch_size is None:
@@ -139,7 +140,7 @@ class LocalJudge(SyncJudge):
         enc, path, blend = self._config.encoder, self._dir.encoder_path, self._config.blend
         if enc is None or path is None or blend is None or not blend.reads_cosine:
             return None
-        return SentenceEncoder(path, enc, self._tokenizer, _load_session(path, threads), self._pad_id,
+        return SentenceEncoder(path, enc, self._tokenizer, load_session(path, threads), self._pad_id,
                                batch_size=1 if self._config.batch_dependent else 32)
 
     def _blend(self, question: Question) -> BlendWeights | None:
@@ -647,20 +648,6 @@ def _pad_id(tokenizer: Tokenizer) -> int:
         if tid is not None:
             return tid
     return 0  # masked out either way
-
-
-def _load_session(path: Path, threads: int | None) -> ort.InferenceSession:
-    opts = ort.SessionOptions()
-    if threads:
-        opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    opts.log_severity_level = 3
-    try:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types (Fail, InvalidGraph, ...)
-        raise ConfigError(f"{path}: onnxruntime cannot load it: {exc}") from None
 
 
 def _check_io(session: ort.InferenceSession, model_dir: ModelDir) -> tuple[dict[str, type], int | None]:
