@@ -19,6 +19,18 @@ from typing import Any
 import numpy as np
 
 
+#: The prefix the export's wrapper modules add to every named weight, once per wrapper: 0.5's graph
+#: has one (`m.bert.…`), 0.6's two (`m.m.bert.…`, features wrapped around the pooler export).
+_WRAPPER = "m."
+
+
+def _torch_name(name: str) -> str:
+    """`m.m.bert.encoder…` → `bert.encoder…`: every wrapper prefix off, however many there are."""
+    while name.startswith(_WRAPPER):
+        name = name[len(_WRAPPER):]
+    return name
+
+
 def _dequantised(inits: dict[str, Any], base: str) -> np.ndarray:
     from onnx import numpy_helper
 
@@ -40,26 +52,25 @@ def state_dict_from_onnx(onnx_path: Path) -> dict[str, np.ndarray]:
         for name in node.input:
             consumers.setdefault(name, []).append(node)
     out: dict[str, np.ndarray] = {}
-    strip = "m."
     for name, init in inits.items():
         if name.endswith(("_quantized", "_scale", "_zero_point")):
             continue
-        out[name.removeprefix(strip)] = numpy_helper.to_array(init).astype(np.float32)
+        out[_torch_name(name)] = numpy_helper.to_array(init).astype(np.float32)
     for name in inits:
         if not name.endswith("_quantized"):
             continue
         base = name[: -len("_quantized")]
         w = _dequantised(inits, base)
         if base.endswith("_Transposed"):  # a named product stored as x @ Wᵀ: torch keeps W
-            out[base.removeprefix(strip).removesuffix("_Transposed")] = np.ascontiguousarray(w.T)
+            out[_torch_name(base).removesuffix("_Transposed")] = np.ascontiguousarray(w.T)
             continue
-        if base.startswith(strip):  # embeddings keep their names (a Gather, not a product)
-            out[base.removeprefix(strip)] = w
+        if base.startswith(_WRAPPER):  # embeddings keep their names (a Gather, not a product)
+            out[_torch_name(base)] = w
             continue
         bias = _bias_after(consumers, name, inits)
         if bias is None:
             raise ValueError(f"{onnx_path}: cannot tell which layer {base} belongs to")
-        layer = bias.removeprefix(strip).removesuffix(".bias")
+        layer = _torch_name(bias).removesuffix(".bias")
         matrix = w.T  # the graph multiplies x @ W; torch's Linear stores W transposed
         out[f"{layer}.weight"] = np.ascontiguousarray(matrix)
     return out
