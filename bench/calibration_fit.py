@@ -25,6 +25,7 @@ from sklearn.model_selection import TunedThresholdClassifierCV
 from seams.calibration.calibrators import IsotonicCalibrator, PlattCalibrator
 from seams.calibration.metrics import Costs
 from seams.calibration.thresholds import CostThresholds, TargetErrorThresholds
+from seams.judges.local.runtime import machine
 
 
 class Scores(ClassifierMixin, BaseEstimator):
@@ -70,6 +71,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
+    print(machine().line(), flush=True)  # every figure names its machine
     p, y = data(args.n)
     print(f"{args.n:,} labels, positives {y.mean():.1%}; best of {args.repeat} runs\n")
 

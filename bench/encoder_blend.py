@@ -29,6 +29,7 @@ from local_judge import TEXT, timed
 
 from seams.judges.local import LocalJudge, read_model_dir, shipped_model_dir
 from seams.questions import Choice
+from seams.judges.local.runtime import machine
 
 FOUR = Choice(instructions="Which team should handle the ticket?", criteria={
     "billing": "charges, invoices and refunds", "technical": "bugs, outages and errors",
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    print(machine().line(), flush=True)  # every figure names its machine
     if read_model_dir(args.model_dir).config.encoder is None:
         ap.error(f"{args.model_dir}: its config has no encoder; nothing to compare")
     with tempfile.TemporaryDirectory(prefix="seams-blend-") as tmp:

@@ -28,6 +28,8 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper, save
 from onnxruntime.quantization import QuantType, quantize_dynamic
 
+from seams.judges.local.runtime import load_session, machine
+
 ROOT = Path(__file__).resolve().parent.parent
 HIDDEN, FFN, LAYERS = 384, 1536, 6
 GOAL_P50_MS, GOAL_PAIRS_S = 3.0, 400.0
@@ -57,11 +59,8 @@ def gemm_graph(path: Path) -> None:
 
 
 def session(path: Path, threads: int) -> ort.InferenceSession:
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+    """The session `LocalJudge` makes (exact int8 on every CPU), so the floor is the shipped path's."""
+    return load_session(path, threads)
 
 
 def per_pair_ms(run, batch: int, reps: int) -> float:
@@ -82,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=60)
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     args = ap.parse_args(argv)
+    print(machine().line(), flush=True)  # every figure names its machine
 
     tmp = Path(tempfile.mkdtemp())
     gemm_graph(tmp / "fp32.onnx")

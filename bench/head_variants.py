@@ -44,6 +44,7 @@ from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.hypotheses import focus, option_texts, state_text  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
 from seams.rubric.alone import AskedAlone  # noqa: E402
+from seams.judges.local.runtime import machine  # noqa: E402
 
 SEAMS = ("confirm-before-act", "escalation", "memory-admission", "output-check", "passage-gate", "model-routing")
 
@@ -120,6 +121,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
+    print(machine().line(), flush=True)  # every figure names its machine
     variants = [v for v in args.variants.split(",") if v]
     judge = LocalJudge(args.model_dir, intra_op_threads=args.threads)
     encoder = judge._encoder

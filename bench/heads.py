@@ -57,6 +57,7 @@ from seams.rubric.heads import HeadedJudge  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.questions import Choice, Noul  # noqa: E402
 from seams.rubric import Rubric, question_fingerprint  # noqa: E402
+from seams.judges.local.runtime import machine  # noqa: E402
 
 KEYS = {"noul": ("auroc", "brier", "ece"), "choice": ("top1", "brier", "ece"), "score": ("mae", "top1", "ece")}
 
@@ -382,6 +383,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--summarise", type=Path, default=None, help="only print the summary of a --json report")
     args = ap.parse_args()
+    print(machine().line(), flush=True)  # every figure names its machine
     if args.summarise:
         summarise(json.loads(args.summarise.read_text()))
         return

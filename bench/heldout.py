@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from model_quality import Cosine, auroc  # noqa: E402  (bench/ sibling)
 from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text  # noqa: E402
 from seams.questions import Noul  # noqa: E402
+from seams.judges.local.runtime import machine  # noqa: E402
 from training.written import Item, items  # noqa: E402
 
 SPLITS = ("domains", "groups", "wordings")
@@ -243,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-task", type=int, default=600, help="public sets: items per task")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
+    print(machine().line(), flush=True)  # every figure names its machine
     if not (args.data / "written").is_dir():
         ap.error(f"{args.data}: no shared data directory with written/")
 

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from seams.judges.local.runtime import machine
+
 TARGET_LINES = 1000
 
 TEMPLATES = [
@@ -119,6 +121,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    print(machine().line(), flush=True)  # every figure names its machine
 
     from seams.judges.cache import CachedJudge
     from seams.judges.local import LocalJudge, shipped_model_dir

@@ -34,6 +34,7 @@ import onnx
 
 from seams.judges.local import LocalJudge, read_model_dir, shipped_model_dir
 from seams.questions import Noul
+from seams.judges.local.runtime import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = (32, 128, 512)
@@ -277,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=2.0, help="time spent on each figure (default 2)")
     ap.add_argument("--json", help="also write the figures as JSON to this path")
     args = ap.parse_args(argv)
+    print(machine().line(), flush=True)  # every figure names its machine
     with tempfile.TemporaryDirectory(prefix="seams-bench-") as tmp:
         work = Path(tmp)
         model_dir, source = resolve_model(args.model_dir, work)

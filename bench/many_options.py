@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text  # noqa: E402
 from seams.questions import Choice  # noqa: E402
+from seams.judges.local.runtime import load_session, machine  # noqa: E402
 from training.written import items  # noqa: E402
 
 
@@ -59,12 +60,11 @@ class FeatureEncoder:
     """Mean-pooled single-text embeddings from a model graph's `features` output."""
 
     def __init__(self, model_dir: Path) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         cfg = json.loads((model_dir / "config.json").read_text())
         self.output = cfg.get("features")
-        self.sess = ort.InferenceSession(str(model_dir / cfg["onnx"]), providers=["CPUExecutionProvider"])
+        self.sess = load_session(model_dir / cfg["onnx"], None)  # LocalJudge's session: exact int8
         self.tok = Tokenizer.from_file(str(model_dir / cfg["tokenizer"]))
         self.tok.enable_truncation(max_length=256)
         self.cache: dict[str, np.ndarray] = {}
@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-model", action="store_true", help="only the shortlists' recall (fast)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
+    print(machine().line(), flush=True)  # every figure names its machine
     keeps = [int(k) for k in args.keep.split(",")]
     judge = None if args.no_model else PairLogits(args.model)
     try:

@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from seams import AuditLog, ReviewQueue  # noqa: E402
 from seams.builtin.memory import MemoryGate, MemoryStore  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
+from seams.judges.local.runtime import machine  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
 
@@ -144,6 +145,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "memory_safety.json")
     args = ap.parse_args()
+    print(machine().line(), flush=True)  # every figure names its machine
     report = run(args.model)
     print(f"model {report['model']}")
     for name, verb in (("secrets", "persisted (any status)"), ("poisoning", "admitted as current")):

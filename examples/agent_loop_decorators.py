@@ -25,7 +25,10 @@ rule does instead: its cut-points, fitted on banking and CLINC requests where a 
 handovers, sit at 0.19 / 0.33, and `out_of_scope` reads 0.20–0.30 for this travel assistant's own
 requests (0.82 for comparing itineraries). The demand for a human goes to a person through the
 band of `harm` (0.14), the first rule read. Each hand-over prints the rule and the number that
-sent it. That is the model's weakness on yes/no questions it was not trained for (issue #21),
+sent it. Three of them sit within 0.35 logits of a cut-point, nearer than two CPUs' logits can
+differ (docs/local-judge.md, "Same answers on every CPU"): the hotel cancellation (scope 0.30
+against 0.33), the upcoming trips (scope 0.195 against 0.19) and the demand for a person (harm
+0.14 in its 0.12–0.30 band); on another CPU one of those may land on the other side. That is the model's weakness on yes/no questions it was not trained for (issue #21),
 shown as it is; a better judge is one argument away (`gate(..., judge=...)`).
 """
 

@@ -10,7 +10,10 @@ What it shows, on the shipped model with no key:
    says `ship`; when the strong draft fails too, the request goes to a person and nothing ships.
    In the run: the Kilimanjaro draft ships first time; the Eiffel Tower draft does not answer
    "when", is escalated, and the strong draft ships; the Australia task's sources carry an
-   injection, so both drafts are stopped and a person looks. The two "models" are stand-ins (the
+   injection, so the small draft (the injection itself) is stopped; the strong draft, the
+   injection beside the answer, reads 0.22 against a cut-point of 0.22 — on the machines measured
+   it is stopped too and a person looks, but it is too near the cut-point to promise that on
+   every CPU (docs/local-judge.md, "Same answers on every CPU"). The two "models" are stand-ins (the
    first source sentence; all the sources in order) so the example runs offline: replace
    `small_model` and `strong_model` with your LLM calls.
 2. **Judges.** `Cascade(weak, strong)` asks the weak judge first and the strong one only when the

@@ -169,6 +169,11 @@ class LocalJudge(SyncJudge):
         return self._config
 
     @property
+    def encoder(self) -> SentenceEncoder | None:
+        """The sentence encoder whose cosines the blend reads; None for a model without one."""
+        return self._encoder
+
+    @property
     def model_dir(self) -> Path:
         return self._dir.path
 
