@@ -49,14 +49,12 @@ def _fp32_graph(rng: np.random.Generator) -> tuple[onnx.ModelProto, dict[str, np
         numpy_helper.from_array(t["classifier.bias"], _W + "classifier.bias"),
     ]
     nodes = [
-        # the exporter writes shapes and axes as Constant nodes, not initializers
-        helper.make_node("Constant", [], ["axes"], value=numpy_helper.from_array(np.array([1], dtype=np.int64))),
         helper.make_node("Gather", [_W + "bert.embeddings.word_embeddings.weight", "input_ids"], ["emb"]),
         helper.make_node("LayerNormalization", ["emb", _W + "bert.embeddings.LayerNorm.weight",
                                                 _W + "bert.embeddings.LayerNorm.bias"], ["ln"], axis=-1),
         helper.make_node("MatMul", ["ln", "onnx::MatMul_11"], ["q0"]),
         helper.make_node("Add", ["q0", _W + "bert.encoder.layer.0.attention.self.query.bias"], ["q"]),
-        helper.make_node("ReduceMean", ["q", "axes"], ["pooled"], keepdims=0),
+        helper.make_node("ReduceMean", ["q"], ["pooled"], axes=[1], keepdims=0),
         helper.make_node("MatMul", ["pooled", "onnx::MatMul_12"], ["c0"]),
         helper.make_node("Add", ["c0", _W + "classifier.bias"], ["logits"]),
     ]
@@ -85,3 +83,37 @@ def test_dequantise_reads_a_twice_wrapped_int8_graph(tmp_path: Path) -> None:
         # int8 keeps each weight to within half a quantisation step of its column's range
         step = (np.abs(want).max() * 2 / 254) if want.ndim > 1 else 0.0
         assert np.max(np.abs(got[name] - want)) <= step + 1e-6, name
+
+
+def test_weight_only_keeps_the_int8_weights_and_computes_in_fp32(tmp_path: Path) -> None:
+    """`training.weight_only`: no activation is quantised any more, so through `load_session` a
+    row's logit equals the reference evaluator's and no longer moves with its batch mates."""
+    from onnx.reference import ReferenceEvaluator
+
+    from seams.judges.local.runtime import load_session
+    from training.weight_only import weight_only
+
+    model, _ = _fp32_graph(np.random.default_rng(5))
+    fp32, int8, wonly = tmp_path / "fp32.onnx", tmp_path / "int8.onnx", tmp_path / "wonly.onnx"
+    onnx.save(model, fp32)
+    quantization.quantize_dynamic(str(fp32), str(int8), weight_type=quantization.QuantType.QInt8, per_channel=True)
+    counts = weight_only(int8, wonly)
+    assert counts == {"rewritten": 2, "MatMulInteger left": 0, "DynamicQuantizeLinear left": 0}
+    graph = onnx.load(str(wonly)).graph
+    kinds = {i.name: i.data_type for i in graph.initializer}
+    assert kinds["onnx::MatMul_11_quantized"] == TensorProto.INT8  # the weights stay int8 on disk
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, V, size=(4, 6), dtype=np.int64)
+    got = load_session(wonly, 1).run(["logits"], {"input_ids": ids})[0]
+    alone = np.concatenate([load_session(wonly, 1).run(["logits"], {"input_ids": ids[i:i + 1]})[0] for i in range(4)])
+    ref_model = onnx.load(str(wonly))
+    for op in ref_model.opset_import:
+        op.version = max(op.version, 19)  # the reference evaluator has DequantizeLinear from opset 19
+    ref = ReferenceEvaluator(ref_model).run(["logits"], {"input_ids": ids})[0]
+    assert np.max(np.abs(got - ref)) < 1e-4
+    assert np.max(np.abs(got - alone)) < 1e-5
+    dynamic = load_session(int8, 1)
+    batched = dynamic.run(["logits"], {"input_ids": ids})[0]
+    single = np.concatenate([dynamic.run(["logits"], {"input_ids": ids[i:i + 1]})[0] for i in range(4)])
+    assert np.max(np.abs(batched - single)) > 1e-4  # what the rewrite removes: batch mates move a logit

@@ -57,9 +57,10 @@ def weight_only(src: Path, dst: Path) -> dict[str, int]:
         wscale = next(i for i in scales.input if i in inits)
         per_channel = numpy_helper.to_array(inits[wscale]).size > 1
         base = wq.removesuffix("_quantized")
-        dq = helper.make_node("DequantizeLinear", [wq, wscale, wzp], [f"{base}_weight"], name=f"{node.name}_weight",
+        dq = helper.make_node("DequantizeLinear", [wq, wscale, wzp], [f"{base}_weight"], name=f"{base}_dequantize",
                               **({"axis": 1} if per_channel else {}))
-        mm = helper.make_node("MatMul", [quantise.input[0], f"{base}_weight"], [rescale.output[0]], name=f"{node.name}_fp32")
+        mm = helper.make_node("MatMul", [quantise.input[0], f"{base}_weight"], [rescale.output[0]],
+                              name=f"{base}_matmul")
         replaced[id(node)] = [dq, mm]
         dropped |= {id(cast), id(rescale), id(scales)}
 
