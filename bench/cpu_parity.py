@@ -7,6 +7,9 @@ Three ways of running the cross-encoder, side by side in one process on the same
 * **onnxruntime defaults**: `InferenceSession(path)` with nothing set — what seams did before
   (saturating u8s8 kernels on x86 CPUs without VNNI);
 * **exact int8 (shipped)**: `seams.judges.local.runtime.load_session`, what `LocalJudge` uses;
+* **basic optimisation**: the same options at `ORT_ENABLE_BASIC` (no fusions: what the
+  shipped level buys), and **no spinning**: the shipped session with its worker threads asleep
+  between runs (`session.intra_op.allow_spinning=0`), which matters when other work shares the cores;
 * **weight-only fp32**: the same int8 weights behind `DequantizeLinear`, fp32 activations
   (`training/weight_only.py`), through the same `load_session`.
 
@@ -41,7 +44,7 @@ from cpu_parity_reference import _Recorder, _reference, noul_pairs  # noqa: E402
 
 from seams import Noul  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
-from seams.judges.local.runtime import load_session, machine  # noqa: E402
+from seams.judges.local.runtime import EXACT_CONFIG, UNSTABLE_FUSIONS, load_session, machine  # noqa: E402
 from training.weight_only import weight_only  # noqa: E402
 
 MODEL = ROOT / "seams" / "models" / "seams-minilm"
@@ -53,6 +56,23 @@ def _default_session(path: Path, threads: int) -> ort.InferenceSession:
     opts.intra_op_num_threads = threads
     opts.log_severity_level = 3
     return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+def _variant_session(path: Path, threads: int, *, basic: bool = False, spin: bool = True) -> ort.InferenceSession:
+    """The shipped options with one change: without the extended fusions (what ORT_ENABLE_ALL buys),
+    or with the worker threads sleeping instead of spinning between runs (for a loaded machine)."""
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_BASIC if basic
+                                     else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    opts.log_severity_level = 3
+    for key, value in EXACT_CONFIG.items():
+        opts.add_session_config_entry(key, value)
+    if not spin:
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"],
+                                disabled_optimizers=[] if basic else list(UNSTABLE_FUSIONS))
 
 
 def _feeds() -> list[dict[str, np.ndarray]]:
@@ -110,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         makers = {
             "onnxruntime defaults": lambda t: _default_session(MODEL / "model.onnx", t),
             "exact int8 (shipped)": lambda t: load_session(MODEL / "model.onnx", t),
+            "basic optimisation": lambda t: _variant_session(MODEL / "model.onnx", t, basic=True),
+            "exact int8, no spinning": lambda t: _variant_session(MODEL / "model.onnx", t, spin=False),
             "weight-only fp32": lambda t: load_session(wonly, t),
         }
         got = {name: _logits(make(1), feeds) for name, make in makers.items()}
@@ -117,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         report["parity"] = {
             "onnxruntime defaults vs exact int8": _gap(got["onnxruntime defaults"], want),
             "exact int8 (shipped) vs exact int8": _gap(got["exact int8 (shipped)"], want),
+            "basic optimisation vs exact int8": _gap(got["basic optimisation"], want),
             "weight-only fp32 vs its reference (20 pairs)": _gap(got["weight-only fp32"][:20], own),
             "weight-only fp32 vs exact int8": _gap(got["weight-only fp32"], want),
         }
@@ -142,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
             d = base[f"onnxruntime defaults | {t} thread(s) | {n} tokens"]["one"]["cpu_ms"]
             e = base[f"exact int8 (shipped) | {t} thread(s) | {n} tokens"]["one"]["cpu_ms"]
             w = base[f"weight-only fp32 | {t} thread(s) | {n} tokens"]["one"]["cpu_ms"]
-            print(f"  CPU ratios at {n} tokens, {t} thread(s): exact/defaults ×{e / d:.2f}, weight-only/exact ×{w / e:.2f}")
+            b = base[f"basic optimisation | {t} thread(s) | {n} tokens"]["one"]["cpu_ms"]
+            print(f"  CPU ratios at {n} tokens, {t} thread(s): exact/defaults ×{e / d:.2f}, "
+                  f"basic/exact ×{b / e:.2f}, weight-only/exact ×{w / e:.2f}")
     print(machine().line())
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

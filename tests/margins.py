@@ -55,3 +55,20 @@ def assert_clear(rubric: Rubric, decision: Decision, what: str) -> None:
     assert m >= LOGIT_MAX, (
         f"{what}: {decision.outcome} by {decision.rule} is {m:.3f} logits from a cut-point, under the "
         f"{LOGIT_MAX} two CPUs can differ by; assert it only with an input farther from the cut-point")
+
+
+def above(p: float, cut: float = 0.5) -> bool:
+    """p is above `cut` by more than two CPUs' logits can differ."""
+    return _logit(p) - _logit(cut) >= LOGIT_MAX
+
+
+def below(p: float, cut: float = 0.5) -> bool:
+    """p is below `cut` by more than two CPUs' logits can differ."""
+    return _logit(cut) - _logit(p) >= LOGIT_MAX
+
+
+def choice_clear(probabilities: dict[str, float]) -> bool:
+    """The winner leads the runner-up by more than two CPUs' logits can differ (a softmax's log
+    ratio is the difference of the two options' logits)."""
+    top, second = sorted(probabilities.values(), reverse=True)[:2]
+    return math.log(top) - math.log(second) >= LOGIT_MAX

@@ -124,8 +124,13 @@ def test_a_draft_its_sources_contain_word_for_word_is_supported():
 
 
 def test_the_shipped_model_ships_a_draft_that_is_its_own_source():
+    from tests.margins import assert_clear
+
     source = "Mount Kilimanjaro is about 5,895 metres tall, the highest mountain in Africa."
-    assert OutputCheck().grade("How tall is Mount Kilimanjaro?", source, sources=[source]).ship
+    check = OutputCheck()
+    grade = check.grade("How tall is Mount Kilimanjaro?", source, sources=[source])
+    assert grade.ship
+    assert_clear(check.rubric, grade.decision, "a draft that is its own source")
 
 
 def test_async_faces():

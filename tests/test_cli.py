@@ -165,6 +165,11 @@ def test_the_readme_quick_start_keeps_a_passage_that_answers_the_query():
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     assert d["outcome"] == "keep" and d["kind"] == "act" and d["rule"] == "evidence"
+    from seams import Rubric
+    from tests.margins import assert_clear
+
+    gate = Rubric.builtin("passage-gate")  # the same decision in process: clear of its cut-points on every CPU
+    assert_clear(gate, gate.decide(json.loads(state)), "the README's quick start")
 
 
 OPTIONS10 = ["billing", "technical", "sales", "red", "green", "blue", "angry", "calm", "team", "ticket"]
