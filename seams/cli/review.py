@@ -58,6 +58,9 @@ def review(
     except OSError as exc:
         err_console.print(f"[red]error:[/red] cannot listen on {host}:{port}: {exc.strerror or exc}")
         raise typer.Exit(EXIT_USAGE) from None
+    # Listening before the URL is printed: a client that reads the line and connects at once is
+    # queued by the kernel until uvicorn accepts, never refused.
+    sock.listen(128)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     if not _loopback(host):

@@ -95,10 +95,12 @@ def _fmt(p: float | None) -> str:
     return "—" if p is None else f"{p:.3f}"
 
 
-def state_fields(state: Any) -> list[tuple[str, str]]:
-    """The state as (field, text) rows: an object's fields in order; a string or array as one."""
+def state_fields(state: Any, declared: list[str] | None = None) -> list[tuple[str, str]]:
+    """The state as (field, text) rows: an object's fields, those the rubric declares first in
+    its order (the queue stores states canonically, keys sorted); a string or array as one row."""
     if isinstance(state, dict):
-        return [(str(k), text_of(v)) for k, v in state.items()]
+        order = [k for k in declared or [] if k in state] + [k for k in state if k not in (declared or [])]
+        return [(str(k), text_of(state[k])) for k in order]
     return [("state", text_of(state))]
 
 
@@ -187,13 +189,14 @@ def item_view(item: ReviewItem, rubric: Rubric | None) -> ItemView:
             except (SeamsError, ValueError):  # a calibrator fitted on other options
                 calibrated = None
         questions.append(_question(qid, q, answer, calibrated, (item.labels or {}).get(qid)))
+    fields = state_fields(item.state, list(rubric.spec.state.fields) if rubric is not None else None)
     if decision is None:
-        return ItemView(item, state_fields(item.state), questions, notes=notes)
+        return ItemView(item, fields, questions, notes=notes)
     rules = {r.id: r for r in rubric.spec.policy.rules} if rubric is not None else {}
     trace = [TraceRow(t.rule, text_of(getattr(rules.get(t.rule), "description", None)), t.question or "",
                       _fmt(t.probability), t.zone, t.outcome or "next", t.rule == decision.rule)
              for t in decision.trace]
-    return ItemView(item, state_fields(item.state), questions, outcome=decision.outcome, rule=decision.rule or "default",
+    return ItemView(item, fields, questions, outcome=decision.outcome, rule=decision.rule or "default",
                     probability=_fmt(decision.probability), threshold=_fmt(decision.threshold), zone=decision.zone,
                     model=decision.model or "", calibrated=decision.calibrated, trace=trace, notes=notes)
 
