@@ -115,7 +115,7 @@ def test_the_item_page_shows_the_state_escaped_the_answers_and_the_rule(desk) ->
     assert "&lt;b&gt;bold?&lt;/b&gt;" in html
     # the questions, their controls and the judge's raw and calibrated answers
     for text in ("Could the `reply` cause the user harm?", "payments, refunds and invoices",
-                 "it answers in part", "p(yes) 0.500", "billing (", "expected level 1.10"):
+                 "it answers in part", "p(yes) 0.500", "billing 0.600 (confidence", "expected level 1.10"):
         assert text in html, text
     assert html.count('name="label-harmful"') == 3 and html.count('name="label-topic"') == 4
     assert html.count('name="label-quality"') == 4

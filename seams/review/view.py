@@ -126,6 +126,13 @@ def _calibrator(rubric: Rubric | None, decision: Decision | None) -> tuple[Any, 
     return cal, None
 
 
+def _winner(answer: Any) -> str:
+    """A Choice answer in a few words: its winner, the winner's probability and the confidence."""
+    if answer is None:
+        return "—"
+    return f"{answer.choice} {_fmt(answer.probabilities.get(answer.choice))} (confidence {_fmt(answer.confidence)})"
+
+
 def _question(qid: str, q: Noul | Choice | Score | None, answer: Any, calibrated: Any,
               label: Label | None) -> QuestionView:
     kind: Kind = q.type if q is not None else (answer.type if answer is not None else "unknown")
@@ -146,10 +153,7 @@ def _question(qid: str, q: Noul | Choice | Score | None, answer: Any, calibrated
         cal_d = calibrated.probabilities if calibrated is not None else {}
         options = [Option(n, n, text_of(descriptions.get(n)), str(i + 1) if i < 9 else "", raw_d.get(n), cal_d.get(n))
                    for i, n in enumerate(names)]
-        return QuestionView(qid, kind, instructions, options,
-                            f"{answer.choice} ({_fmt(answer.confidence)})" if answer is not None else "—",
-                            f"{calibrated.choice} ({_fmt(calibrated.confidence)})" if calibrated is not None else "—",
-                            shown)
+        return QuestionView(qid, kind, instructions, options, _winner(answer), _winner(calibrated), shown)
     if kind == "score":
         levels = [text_of(v) for v in q.levels] if isinstance(q, Score) else [text_of(v) for v in answer.legend.values()]
         raw_d = answer.probabilities if answer is not None else {}
