@@ -1,6 +1,6 @@
 """A review queue to open in the reviewer's desk, from real states and the shipped model.
 
-    python examples/review_desk.py [QUEUE.sqlite] [--screenshot PNG]
+    python examples/review_desk.py [--queue QUEUE.sqlite] [--screenshot PNG]
     seams review QUEUE.sqlite            # then open the URL it prints
 
 Three built-in rubrics decide real states from `calibration/` with the shipped local model (no
@@ -11,22 +11,22 @@ never routes to a person (its outcomes all act), so its first two tasks are queu
 The desk then shows each item's state, the judge's raw and calibrated answers, the rule that
 routed it and the numbers it read, with one control per question.
 
-`--screenshot PNG` starts the desk in this process, claims the first item in headless chromium
-(Debian's, with its chromedriver; `pip install selenium`), answers its questions and saves the
-page: docs/review.png was made so.
+`--screenshot PNG` starts the desk in this process (`pip install 'seams[review]' selenium`),
+claims the first item in headless chromium (Debian's, with its chromedriver), answers its first
+question by key and saves the page: docs/review.png was made so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-from seams import LocalJudge, ReviewQueue, Rubric
+from seams import ReviewQueue, Rubric
+from seams.judges import default_judge
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (rubric, labelled set, how many states to decide)
@@ -41,7 +41,7 @@ def _states(rubric: str, name: str, n: int) -> list[Any]:
 
 def build(path: Path) -> ReviewQueue:
     """Decide the sources' states and queue what goes to review (and the routing spot check)."""
-    judge = LocalJudge()
+    judge = default_judge()  # the shipped local model
     queue = ReviewQueue(path, capacity=100, overflow="signal")
     for name, data, n in SOURCES:
         rubric = Rubric.builtin(name)
@@ -96,9 +96,11 @@ def screenshot(queue: ReviewQueue, png: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("queue", nargs="?", type=Path, default=Path(tempfile.mkdtemp(prefix="seams-desk-")) / "reviews.sqlite")
+    ap.add_argument("--queue", type=Path, default=None, help="the queue file to write (default: a temporary folder's)")
     ap.add_argument("--screenshot", type=Path, default=None, help="save a screenshot of the desk here")
-    args = ap.parse_args()
+    args, _ = ap.parse_known_args()
+    if args.queue is None:
+        args.queue = Path(tempfile.mkdtemp(prefix="seams-desk-")) / "reviews.sqlite"
     args.queue.unlink(missing_ok=True)
     queue = build(args.queue)
     by_rubric: dict[str, int] = {}
@@ -110,7 +112,6 @@ def main() -> None:
         screenshot(queue, args.screenshot)
         print(f"screenshot: {args.screenshot}")
     queue.close()
-    sys.exit(0)
 
 
 if __name__ == "__main__":
