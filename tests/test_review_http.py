@@ -208,3 +208,13 @@ def test_the_command_refuses_a_remote_host_without_the_flag_and_a_missing_queue(
     assert res.exit_code == 2 and "--allow-remote" in res.output
     res = CliRunner().invoke(app, ["review", str(tmp_path / "nothing.sqlite")])
     assert res.exit_code == 2 and "no review queue" in res.output
+
+
+def test_sessions_are_bounded_and_the_oldest_goes_first() -> None:
+    from seams.review.access import MAX_SESSIONS
+
+    access = DeskAccess(TOKEN)
+    first = access.new_session()
+    later = [access.new_session() for _ in range(MAX_SESSIONS)]
+    assert access.session(first.id) is None and access.session(later[0].id) == later[0]
+    assert len({s.reviewer for s in later}) == MAX_SESSIONS  # every session its own reviewer

@@ -28,6 +28,9 @@ from dataclasses import dataclass
 COOKIE = "seams_review"
 #: The CSRF form field's name.
 CSRF_FIELD = "csrf"
+#: Most sessions held at once: a client that replays the tokened URL in a loop cannot grow the
+#: desk's memory without bound.
+MAX_SESSIONS = 1000
 
 
 @dataclass(frozen=True)
@@ -60,9 +63,11 @@ class DeskAccess:
 
     def new_session(self) -> Session:
         """A session for a browser that brought the token: a new reviewer."""
-        session = Session(secrets.token_urlsafe(32), f"desk-{secrets.token_hex(4)}", secrets.token_urlsafe(32))
+        session = Session(secrets.token_urlsafe(32), f"desk-{secrets.token_hex(8)}", secrets.token_urlsafe(32))
         with self._lock:
             self._sessions[session.id] = session
+            while len(self._sessions) > MAX_SESSIONS:  # the oldest goes: it re-enters with the URL
+                del self._sessions[next(iter(self._sessions))]
         return session
 
     def session(self, cookie: str | None) -> Session | None:
