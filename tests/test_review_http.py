@@ -218,3 +218,25 @@ def test_sessions_are_bounded_and_the_oldest_goes_first() -> None:
     later = [access.new_session() for _ in range(MAX_SESSIONS)]
     assert access.session(first.id) is None and access.session(later[0].id) == later[0]
     assert len({s.reviewer for s in later}) == MAX_SESSIONS  # every session its own reviewer
+
+
+@pytest.mark.filterwarnings("ignore::seams.errors.CalibrationWarning")  # the second item's, on purpose
+def test_a_calibrated_rubric_shows_calibrated_answers_and_a_stale_one_none(tmp_path: Path) -> None:
+    from .fixed_judge import FixedJudge
+
+    rubric = Rubric.builtin("confirm-before-act")
+    state = {"request": "Cancel my booking for Friday", "action": "bookings.cancel: cancel booking 42"}
+    q = ReviewQueue(tmp_path / "q.sqlite")
+    model = rubric.calibration.model  # answers from the model the calibration was fitted on
+    d = rubric.decide(state, judge=FixedJudge({"irreversible": 0.4, "matches": 0.6}, model=model))
+    q.enqueue(state, decision=d)
+    d2 = rubric.decide({**state, "request": "other"}, judge=FixedJudge({"irreversible": 0.4, "matches": 0.6}))
+    q.enqueue({**state, "request": "other"}, decision=d2)
+    c = signed_in(create_review_app(q, access=DeskAccess(TOKEN)))  # the built-in found by the item's name
+    first = c.get("/items/1").text
+    p = rubric.calibration.transform("matches", d.answers["matches"]).noul
+    assert f"raw p(yes) 0.600 · calibrated p(yes) {p:.3f}" in first and abs(p - 0.6) > 0.001
+    second = c.get("/items/2").text
+    assert "is stale for fixed-1, so no calibrated answers are shown" in second
+    assert "raw p(yes) 0.600 · calibrated p(yes) —" in second
+    q.close()

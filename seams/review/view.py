@@ -113,17 +113,19 @@ def _decision(item: ReviewItem) -> tuple[Decision | None, str | None]:
         return None, f"the stored decision could not be read ({exc.error_count()} problem(s)); answers not shown"
 
 
-def _calibrator(rubric: Rubric | None, decision: Decision | None) -> tuple[Any, str | None]:
-    """The calibration block to show calibrated answers with, or None and why not."""
+def _calibrator(rubric: Rubric | None, decision: Decision | None) -> tuple[Any, bool, str | None]:
+    """The calibration block to show calibrated answers with (None: show the raw answers as the
+    calibrated ones), whether there are none to show (a stale calibration), and why."""
     if rubric is None or decision is None:
-        return None, None
+        return None, False, None
     cal = rubric.calibration
     if cal is None:
-        return None, f"rubric {rubric.name!r} has no calibration: the calibrated answers are the raw ones"
+        return None, False, f"rubric {rubric.name!r} has no calibration: the calibrated answers are the raw ones"
     reasons = rubric.stale_reasons(decision.model)
     if reasons:
-        return None, f"the rubric's calibration is stale for {decision.model}: {'; '.join(reasons)}"
-    return cal, None
+        return None, True, (f"the rubric's calibration is stale for {decision.model}, so no calibrated answers "
+                            f"are shown: {'; '.join(reasons)}")
+    return cal, False, None
 
 
 def _winner(answer: Any) -> str:
@@ -174,7 +176,7 @@ def item_view(item: ReviewItem, rubric: Rubric | None) -> ItemView:
     if rubric is not None and decision is not None and decision.rubric_hash != rubric.hash:
         notes.append(f"rubric {rubric.name!r} changed since this item was decided (hash {decision.rubric_hash} "
                      f"then, {rubric.hash} now): wording and options are today's")
-    cal, why = _calibrator(rubric, decision)
+    cal, stale, why = _calibrator(rubric, decision)
     if why:
         notes.append(why)
     answers = decision.answers if decision is not None else {}
@@ -187,7 +189,7 @@ def item_view(item: ReviewItem, rubric: Rubric | None) -> ItemView:
             notes.append(f"question {qid!r} is a {q.type} in the rubric but was answered as a {answer.type}")
             q = None
         calibrated = None
-        if answer is not None:
+        if answer is not None and not stale:
             try:
                 calibrated = cal.transform(qid, answer) if cal is not None else answer
             except (SeamsError, ValueError):  # a calibrator fitted on other options
