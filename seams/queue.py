@@ -61,6 +61,10 @@ CREATE TABLE IF NOT EXISTS items (
     resolved_at REAL
 );
 CREATE INDEX IF NOT EXISTS items_status ON items (status, id);
+CREATE TABLE IF NOT EXISTS queue_info (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 
 
@@ -215,6 +219,7 @@ class ReviewQueue:
             if row is not None:
                 return Enqueued(self._item(row), created=False, over_capacity=self._over(n_open),
                                 open_items=n_open, capacity=self.capacity)
+            self._record_capacity(db)
             over = self._over(n_open)
             if self.capacity is not None and over and self.overflow == "refuse":
                 raise QueueFull(
@@ -232,6 +237,20 @@ class ReviewQueue:
             row = db.execute("SELECT * FROM items WHERE id = ?", (cur.lastrowid,)).fetchone()
         return Enqueued(self._item(row), created=True, over_capacity=over, open_items=n_open + 1,
                         capacity=self.capacity)
+
+    def _record_capacity(self, db: sqlite3.Connection) -> None:
+        # What an enqueue ran under, kept in the file: a reader that opens the queue without
+        # knowing its capacity (the reviewer's desk) can still say how full it is.
+        db.execute("INSERT INTO queue_info (name, value) VALUES ('capacity', ?) "
+                   "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                   (json.dumps(self.capacity),))
+
+    def recorded_capacity(self) -> int | None:
+        """The capacity the latest enqueue ran under (None: no limit, or nothing enqueued yet)."""
+        with self._db.read() as db:
+            row = db.execute("SELECT value FROM queue_info WHERE name = 'capacity'").fetchone()
+        value = json.loads(row[0]) if row is not None else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def _over(self, n_open: int) -> bool:
         return self.capacity is not None and n_open >= self.capacity

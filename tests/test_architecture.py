@@ -16,8 +16,8 @@ import seams
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = ROOT / "pyproject.toml"
-#: The edge: what a user runs (the CLI, the server), never imported by the core.
-EDGE = {"seams.__main__", "seams.cli", "seams.server"}
+#: The edge: what a user runs (the CLI, the server, the reviewer's desk), never imported by the core.
+EDGE = {"seams.__main__", "seams.cli", "seams.server", "seams.review"}
 
 
 def _contracts() -> dict[str, dict]:

@@ -216,3 +216,68 @@ def test_an_id_that_changes_type_is_refused_before_any_judge_is_asked(scripted, 
         assert invoke("eval", "-", data, "--judge", server.url, "--model", "mock", "--no-cache", "--quiet",
                       "--bootstrap", "0").exit_code == 0
         assert server.count > 0
+
+
+def _reviewed_queue(path, data, *, resolve_every=1):
+    """A review queue holding the labelled set's states as items of `cli-gate`, resolved with
+    their labels through `ReviewQueue.resolve` (every `resolve_every`-th one), beside an item of
+    another rubric and one still open."""
+    from seams.queue import ReviewQueue
+
+    q = ReviewQueue(path)
+    for n, line in enumerate(data.read_text().splitlines()):
+        item = json.loads(line)
+        got = q.enqueue(item["state"], key=item["id"], rubric="cli-gate", questions=["injected"]).item
+        if n % resolve_every == 0:
+            q.resolve(got.id, item["labels"], reviewer="ann")
+    other = q.enqueue("another rubric's state", rubric="other", questions=["x"]).item
+    q.resolve(other.id, {"x": True}, reviewer="ann")
+    q.enqueue("still open", rubric="cli-gate", questions=["injected"])
+    q.close()
+
+
+def test_calibrate_from_queue_fits_what_the_queue_exports(server, labelled):
+    root, data = labelled
+    queue = root / "reviews.sqlite"
+    _reviewed_queue(queue, data)
+    rubric = root / "gate-queue.yaml"
+    rubric.write_text(RUBRIC)
+    args = [*judge_args(server, root), "--target-error", "0.3", "--bootstrap", "50"]
+    res = invoke("calibrate", rubric, "--from-queue", queue, *args)
+    assert res.exit_code == 0, res.output
+    assert "300 resolved reviews of cli-gate from" in res.output  # not the other rubric's, not the open one
+    assert "held-out split (150 items)" in res.output and "(before)" in res.output and "(after)" in res.output
+    written = rubric.read_text()
+    assert written.startswith(RUBRIC) and "\ncalibration:\n  model: jevcompat-mock-0.1\n" in written
+    # the same fit as from the labelled set itself
+    plain = root / "gate-plain.yaml"
+    plain.write_text(RUBRIC)
+    a = json.loads(invoke("calibrate", rubric, "--from-queue", queue, *args, "--json", "--dry-run").stdout)
+    b = json.loads(invoke("calibrate", plain, data, *args, "--json", "--dry-run").stdout)
+    assert a["calibration"]["thresholds"] == b["calibration"]["thresholds"]
+    assert a["calibration"]["questions"] == b["calibration"]["questions"]
+
+
+def test_calibrate_from_queue_refusals(server, labelled, tmp_path):
+    root, data = labelled
+    rubric = tmp_path / "gate.yaml"
+    rubric.write_text(RUBRIC)
+    queue = tmp_path / "q.sqlite"
+    _reviewed_queue(queue, data, resolve_every=10_000)  # one resolved item of cli-gate
+    both = invoke("calibrate", rubric, data, "--from-queue", queue, *judge_args(server, root))
+    assert both.exit_code == 2 and "not both" in both.output
+    neither = invoke("calibrate", rubric, *judge_args(server, root))
+    assert neither.exit_code == 2 and "--from-queue" in neither.output
+    missing = invoke("calibrate", rubric, "--from-queue", tmp_path / "none.sqlite", *judge_args(server, root))
+    assert missing.exit_code == 2 and "no review queue" in missing.output
+    few = invoke("calibrate", rubric, "--from-queue", queue, *judge_args(server, root))
+    assert few.exit_code == 2 and "too few" in few.output.lower(), few.output
+    empty = tmp_path / "empty.sqlite"
+    from seams.queue import ReviewQueue
+
+    q = ReviewQueue(empty)
+    q.enqueue("open", rubric="cli-gate", questions=["injected"])
+    q.close()
+    none = invoke("calibrate", rubric, "--from-queue", empty, *judge_args(server, root))
+    assert none.exit_code == 2 and "no resolved items of rubric 'cli-gate' (0 resolved, 1 not yet)" in none.output
+    assert rubric.read_text() == RUBRIC

@@ -53,6 +53,17 @@ def test_wheel_holds_the_package_its_rubrics_and_type_marker(wheel: zipfile.ZipF
     assert {n.removeprefix("seams/_rubrics/") for n in names if n.startswith("seams/_rubrics/")} >= rubrics
 
 
+def test_wheel_holds_the_review_desks_templates_script_and_style(wheel: zipfile.ZipFile) -> None:
+    """`seams review` serves its pages from the package alone: nothing comes from a CDN."""
+    names = set(wheel.namelist())
+    desk = ROOT / "seams" / "review"
+    shipped = {p.relative_to(ROOT).as_posix() for d in ("templates", "static") for p in (desk / d).iterdir()}
+    assert {"seams/review/templates/item.html", "seams/review/static/desk.js", "seams/review/static/desk.css"} <= shipped
+    assert shipped <= names
+    pages = [wheel.read(n).decode() for n in shipped]
+    assert [p for p in pages if re.search(r"(?:src|href)=\"(?:https?:)?//", p)] == []
+
+
 def test_wheel_has_no_training_code_or_scripts(wheel: zipfile.ZipFile) -> None:
     names = wheel.namelist()
     assert [n for n in names if re.search(r"(^|/)(training|scripts)/", n)] == []

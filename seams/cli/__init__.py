@@ -51,7 +51,7 @@ def _register() -> None:
     # imports heavy dependencies (server, onnxruntime) only inside its command.
     import importlib
 
-    for name in ("ask", "rubric", "models", "serve", "calibrate", "distill", "lint", "score"):
+    for name in ("ask", "rubric", "models", "serve", "calibrate", "distill", "lint", "score", "review"):
         try:
             importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as exc:

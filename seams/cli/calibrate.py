@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -168,7 +169,8 @@ def eval_(
 @app.command()
 def calibrate(
     rubric: RubricArg,
-    data: DataArg,
+    data: Annotated[Path | None, typer.Argument(help="The labelled set: JSONL (one item a line), or CSV with --columns. Not with --from-queue.", show_default=False)] = None,
+    from_queue: Annotated[Path | None, typer.Option("--from-queue", help="Fit from the resolved items of this review queue (the rubric's, as `ReviewQueue.export` writes them) instead of DATA.", show_default=False)] = None,
     costs: Annotated[str | None, typer.Option(help="Fit cut-points from costs: act=C,refuse=C,review=C (a wrong automatic act, a wrong automatic refusal, a human look).")] = None,
     target_error: Annotated[float | None, typer.Option(help="Fit cut-points for this error rate on automated decisions, with a finite-sample guarantee.")] = None,
     confidence: Annotated[float, typer.Option(help="Confidence of the --target-error guarantee (1 − δ).")] = 0.95,
@@ -196,10 +198,16 @@ def calibrate(
     from ..calibration.fit import check_counts, fit_calibration
     from ..calibration.writeback import write_calibration
 
-    with errors_to_exit():
+    with errors_to_exit(), tempfile.TemporaryDirectory(prefix="seams-reviews-") as scratch:
         opts = _fit_options(costs=costs, target_error=target_error, confidence=confidence, capacity=capacity,
                             split=split, seed=seed, signal_level=signal_level, calibrator=calibrator,
                             bootstrap=bootstrap)
+        if data is not None and from_queue is not None:
+            raise InputError("give a labelled set (DATA) or --from-queue QUEUE.sqlite, not both")
+        if from_queue is not None:
+            data = _reviewed_set(rubric, from_queue, Path(scratch), quiet=as_json)
+        if data is None:
+            raise InputError("no labelled set: give DATA (a JSONL or CSV file) or --from-queue QUEUE.sqlite")
         r, ds = _load(rubric, data, columns)
         if r.path is None:
             raise InputError(f"rubric {rubric!r} has no file to write into")
@@ -236,6 +244,30 @@ def calibrate(
         _print_fit(result, r, heads)
         console.print(("fitted (dry run, nothing written)" if dry_run else f"written into {r.path}")
                       + (f"; report: {report_path}" if report_path else ""), highlight=False)
+
+
+def _reviewed_set(rubric: str, queue: Path, into: Path, *, quiet: bool) -> Path:
+    """The queue's resolved items of `rubric` as a labelled set in `into`, written by the queue's
+    own export (the calibration format), so a fit from reviews reads exactly what `export` gives."""
+    from ..queue import ReviewQueue
+    from .ask import _load_rubric
+
+    if not queue.is_file():
+        raise InputError(f"--from-queue: no review queue at {queue}")
+    name = _load_rubric(rubric).name
+    q = ReviewQueue(queue)
+    try:
+        out = into / "reviewed.jsonl"
+        n = q.export(out, rubric=name)
+        counts = q.counts()
+    finally:
+        q.close()
+    if n == 0:
+        raise InputError(f"--from-queue: review queue {queue} holds no resolved items of rubric {name!r} "
+                         f"({counts['resolved']} resolved, {counts['open'] + counts['claimed']} not yet)")
+    if not quiet:
+        err_console.print(f"{plural(n, 'resolved review')} of {name} from {queue}", highlight=False)
+    return out
 
 
 def _fit_options(*, costs: str | None, target_error: float | None, confidence: float, capacity: float | None,
