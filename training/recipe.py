@@ -38,7 +38,8 @@ modest 100 TFLOP/s of bf16 (a tenth of the H200's dense peak); the small model i
 ~1,200 kernel launches of a step instead (a rough count) (~10–20 ms of host time), so take ~40 ms a step, ~3,000
 pairs/s: 416k / 3,000 ≈ 2.3 min of training (4.6 min at a pessimistic 1,500 pairs/s). On the host:
 dequantise 17 s and build 32 s (measured here), tokenising ~25 s, export with parity ~60 s, the
-blend fit on 1,500 held-out items ~60–120 s (int8, one pair a run): ~4–5 min. Total ~6.5–9.5 min.
+blend fit on 1,500 held-out items ~1.5–2.5 min (0.2 s an item here, int8, one pair a run): ~4–5 min.
+Total ~6.5–9.5 min.
 Every run writes its measured ``pairs_per_s`` into ``train_done.json`` and ``summary.json``: the first
 GPU run replaces this arithmetic with a measurement (below 1,500 pairs/s, drop ``epochs`` to 2).
 """
