@@ -1,9 +1,9 @@
 """`python -m training recipe --tiny` end to end on the CPU, then resumed.
 
 The whole recipe (dequantise the shipped model, build, train, export with parity, blend) runs in a
-temporary directory with every step shrunk; the model it writes must load in `LocalJudge` and
-answer a Noul, and a second invocation with `--resume` must skip every finished step. About two
-minutes on two cores. It needs the `[train]` environment (torch, transformers, onnx, the base model
+temporary directory with every step shrunk, stopped once in the middle of training and continued
+with `--resume`; the model it writes must load in `LocalJudge` and answer a Noul, and one more
+invocation must skip every finished step. About two and a half minutes on two shared cores. It needs the `[train]` environment (torch, transformers, onnx, the base model
 wheel) and the shared data folder: CI installs only the `dev` extra, so there it is skipped.
 """
 
@@ -34,9 +34,24 @@ NAMES = [name for name, _, _ in STEPS]
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory, monkeypatch_module: Any) -> Path:
-    """One tiny recipe run, shared by the tests below (it is the expensive part)."""
+    """One tiny recipe run, shared by the tests below (it is the expensive part): stopped in the
+    middle of training, right after its step-2 checkpoint, then continued with `--resume`."""
+    import training.train as T
+
     run = tmp_path_factory.mktemp("recipe") / "tiny"
-    assert main(["recipe", "--run", str(run), "--tiny", "--device", "cpu", "--threads", "2"]) == 0
+    save = T._save_ckpt
+
+    def stop_after_step_2(torch: Any, path: Path, model: Any, opt: Any, sched: Any, step: int) -> None:
+        save(torch, path, model, opt, sched, step)
+        if step == 2:
+            raise KeyboardInterrupt  # what a stopped job looks like to the recipe
+
+    monkeypatch_module.setattr(T, "_save_ckpt", stop_after_step_2)
+    with pytest.raises(KeyboardInterrupt):
+        main(["recipe", "--run", str(run), "--tiny", "--device", "cpu", "--threads", "2"])
+    monkeypatch_module.setattr(T, "_save_ckpt", save)
+    assert (run / "checkpoint.pt").exists() and not (run / "final").exists()
+    assert main(["recipe", "--run", str(run), "--tiny", "--device", "cpu", "--threads", "2", "--resume"]) == 0
     return run
 
 
@@ -56,13 +71,16 @@ def _summary(run: Path) -> dict[str, Any]:
     return dict(json.loads(lines[0]))
 
 
-def test_every_step_ran_on_the_cpu_and_is_timed(tiny_run: Path) -> None:
+def test_a_stopped_run_continues_where_it_stopped_and_times_every_step(tiny_run: Path) -> None:
     s = _summary(tiny_run)
     assert s["ok"] and s["device"] == "cpu" and s["tiny"]
     assert list(s["steps"]) == NAMES
-    assert all(not st["skipped"] and st["s"] >= 0 for st in s["steps"].values())
-    assert s["steps"]["train"]["steps"] == 4
-    assert (tiny_run / "final" / "config.json").exists()
+    # the first invocation's steps stay done; training resumed from step 2 of 4
+    assert s["steps"]["dequantise"] == s["steps"]["build"] == {"skipped": True}
+    train = s["steps"]["train"]
+    assert not train["skipped"] and train["steps"] == 4 and train["steps_this_session"] == 2
+    assert all(not s["steps"][k]["skipped"] and s["steps"][k]["s"] >= 0 for k in ("train", "export", "blend"))
+    assert (tiny_run / "final" / "config.json").exists() and (tiny_run / "init" / "final" / "config.json").exists()
 
 
 def test_the_exported_model_loads_and_answers_a_noul(tiny_run: Path) -> None:

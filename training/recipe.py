@@ -35,13 +35,13 @@ cores): the mixture is 138,806 pairs (62,782 written, 76,024 public; built in 32
 tokens a pair at max length 160. Three epochs are 416k pair passes. Training a pair costs about
 6 × 10.6M encoder weights × 63 tokens ≈ 4.0 GFLOP, so a step of 128 is ~0.5 TFLOP, ~5 ms at a
 modest 100 TFLOP/s of bf16 (a tenth of the H200's dense peak); the small model is bound by the
-~1,200 kernel launches of a step instead (a rough count) (~10–20 ms of host time), so take ~40 ms a step, ~3,000
-pairs/s: 416k / 3,000 ≈ 2.3 min of training (4.6 min at a pessimistic 1,500 pairs/s). On the host:
-dequantise 17 s and build 32 s (measured here), tokenising ~25 s, export with parity ~60 s, the
-blend fit on 1,500 held-out items ~1.5–2.5 min (0.2 s an item here, int8, one pair a run): ~4–5 min.
-Total ~6.5–9.5 min.
-Every run writes its measured ``pairs_per_s`` into ``train_done.json`` and ``summary.json``: the first
-GPU run replaces this arithmetic with a measurement (below 1,500 pairs/s, drop ``epochs`` to 2).
+~1,200 kernel launches of a step instead (a rough count; ~10–20 ms of host time), so take ~40 ms
+a step, ~3,000 pairs/s: 416k / 3,000 ≈ 2.3 min of training (4.6 min at a pessimistic 1,500 pairs/s).
+On the host: dequantise 17 s and build 32 s (measured here), tokenising ~25 s, export with parity
+~60 s, the blend fit on 1,500 held-out items ~1.5–2.5 min (0.2 s an item here, int8, one pair a
+run): ~4–5 min. Total ~6.5–9.5 min. Every run writes its measured ``pairs_per_s`` into
+``train_done.json`` and ``summary.json``: the first GPU run replaces this arithmetic with a
+measurement (below 1,500 pairs/s, drop ``epochs`` to 2).
 """
 
 from __future__ import annotations
@@ -237,7 +237,8 @@ def _train(run: Run) -> dict[str, Any]:
           limit_steps=r.limit_steps, head="cls", warmup_steps=r.warmup_steps, init_from=run.dir / "init" / "final",
           listwise=r.listwise, l2sp=r.l2sp, device=run.device)
     done = json.loads((run.dir / "train_done.json").read_text())
-    return {"steps": done["steps"], "pairs_per_s": done.get("pairs_per_s")}
+    return {"steps": done["steps"], "steps_this_session": done.get("steps_this_session"),
+            "pairs_per_s": done.get("pairs_per_s")}
 
 
 def _export_done(run: Run) -> bool:
