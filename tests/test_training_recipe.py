@@ -141,3 +141,31 @@ def test_the_gpu_listwise_loss_is_the_cpu_one() -> None:
     rows, gold = listwise_groups(labels, groups)
     padded = listwise_loss_padded(torch, logits, torch.tensor(rows), torch.tensor(gold))
     assert torch.allclose(padded, listwise_loss(torch, logits, labels, groups), atol=1e-6)
+
+
+def test_the_gpu_l2sp_pull_is_the_cpu_loss_term_s_gradient() -> None:
+    """The pull a GPU run adds to the gradients equals the gradient of the CPU's L2-SP loss term."""
+    import torch
+
+    from training.train import l2sp_pull_
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.Linear(4, 1))
+    trainable = list(model.named_parameters())
+    anchor = {n: p.detach() + 0.1 * torch.randn_like(p) for n, p in trainable if not n.startswith("1.")}
+    x = torch.randn(7, 5)
+
+    def grads(in_loss: bool) -> list[torch.Tensor]:
+        model.zero_grad(set_to_none=True)
+        loss = model(x).pow(2).mean()
+        if in_loss:
+            params = dict(trainable)
+            loss = loss + 0.02 * sum(((params[n] - a) ** 2).sum() for n, a in anchor.items())
+        loss.backward()
+        if not in_loss:
+            l2sp_pull_(torch, trainable, anchor, 0.02)
+        return [p.grad.clone() for _, p in trainable if p.grad is not None]
+
+    cpu, gpu = grads(True), grads(False)
+    assert len(cpu) == len(gpu) == 4
+    assert all(torch.allclose(a, b, atol=1e-7) for a, b in zip(cpu, gpu, strict=True))

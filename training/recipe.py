@@ -35,7 +35,7 @@ cores): the mixture is 138,806 pairs (62,782 written, 76,024 public; built in 32
 tokens a pair at max length 160. Three epochs are 416k pair passes. Training a pair costs about
 6 × 10.6M encoder weights × 63 tokens ≈ 4.0 GFLOP, so a step of 128 is ~0.5 TFLOP, ~5 ms at a
 modest 100 TFLOP/s of bf16 (a tenth of the H200's dense peak); the small model is bound by the
-~1,200 kernel launches of a step instead (a rough count; ~10–20 ms of host time), so take ~40 ms
+~800 kernel launches of a step instead (a rough count; ~10–20 ms of host time), so take ~40 ms
 a step, ~3,000 pairs/s: 416k / 3,000 ≈ 2.3 min of training (4.6 min at a pessimistic 1,500 pairs/s).
 On the host: dequantise 17 s and build 32 s (measured here), tokenising ~25 s, export with parity
 ~60 s, the blend fit on 1,500 held-out items ~1.5–2.5 min (0.2 s an item here, int8, one pair a
