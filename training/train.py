@@ -28,8 +28,8 @@ import math
 import os
 import random
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from .mixture import read_mixture
