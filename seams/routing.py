@@ -36,17 +36,21 @@ class Decider(Protocol):
     """Anything that decides a rubric for a state: a `Cascade`, or a judge wrapped by `JudgeDecider`.
 
     `known` holds answers that code knows for certain (see `Rubric.decide`); a decider passes them
-    to every decision it makes, so no wrapper can lose them.
+    to every decision it makes, the error path's included, so no wrapper can lose them.
+    `keep_state` keeps the state in the decision (for an audit log that records it).
     """
 
-    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision: ...
+    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+               keep_state: bool = False) -> Decision: ...
 
-    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision: ...
+    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+                      keep_state: bool = False) -> Decision: ...
 
-    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]: ...
+    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                    keep_state: bool = False) -> list[Decision]: ...
 
-    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
-                           known: Known | None = None) -> list[Decision]: ...
+    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                           keep_state: bool = False) -> list[Decision]: ...
 
 
 @dataclass(frozen=True)
@@ -55,18 +59,21 @@ class JudgeDecider:
 
     judge: Judge | None = None
 
-    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
-        return rubric.decide(state, judge=self.judge, known=known)
+    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+               keep_state: bool = False) -> Decision:
+        return rubric.decide(state, judge=self.judge, known=known, keep_state=keep_state)
 
-    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
-        return await rubric.adecide(state, judge=self.judge, known=known)
+    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+                      keep_state: bool = False) -> Decision:
+        return await rubric.adecide(state, judge=self.judge, known=known, keep_state=keep_state)
 
-    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]:
-        return rubric.decide_many(states, judge=self.judge, known=known)
+    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                    keep_state: bool = False) -> list[Decision]:
+        return rubric.decide_many(states, judge=self.judge, known=known, keep_state=keep_state)
 
-    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
-                           known: Known | None = None) -> list[Decision]:
-        return await rubric.adecide_many(states, judge=self.judge, known=known)
+    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                           keep_state: bool = False) -> list[Decision]:
+        return await rubric.adecide_many(states, judge=self.judge, known=known, keep_state=keep_state)
 
 
 def as_decider(judge: Judge | Decider | None) -> Decider:
@@ -107,7 +114,9 @@ class Cascade:
         The cheap judge (None: the shipped local model).
     strong:
         A stronger judge, or a callable target `(rubric, state, weak_decision) -> outcome name
-        | Decision` (sync or async) — for example a stronger LLM prompted with the rubric.
+        | Decision` (sync or async) — for example a stronger LLM prompted with the rubric. The
+        weak decision it is handed carries the `known` answers in its `answers`, also when the
+        weak judge failed (`zone='error'`): a target can trust what it is handed.
     escalate_zones:
         Zones of the weak decision that escalate. The band (the policy's uncertain zone, gate
         bands included) and `error` (the weak judge failed) by default: a confident decision is
@@ -207,19 +216,22 @@ class Cascade:
         return [Routed(seconds[i], "strong", (d, seconds[i])) if i in seconds else Routed(d, "weak", (d,))
                 for i, d in enumerate(firsts)]
 
-    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
+    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+               keep_state: bool = False) -> Decision:
         """The final decision (the `Decider` protocol)."""
-        return self.route(rubric, state, known=known).decision
+        return self.route(rubric, state, known=known, keep_state=keep_state).decision
 
-    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
-        return (await self.aroute(rubric, state, known=known)).decision
+    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+                      keep_state: bool = False) -> Decision:
+        return (await self.aroute(rubric, state, known=known, keep_state=keep_state)).decision
 
-    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]:
-        return [r.decision for r in self.route_many(rubric, states, known=known)]
+    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                    keep_state: bool = False) -> list[Decision]:
+        return [r.decision for r in self.route_many(rubric, states, known=known, keep_state=keep_state)]
 
-    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
-                           known: Known | None = None) -> list[Decision]:
-        return [r.decision for r in await self.aroute_many(rubric, states, known=known)]
+    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                           keep_state: bool = False) -> list[Decision]:
+        return [r.decision for r in await self.aroute_many(rubric, states, known=known, keep_state=keep_state)]
 
     def __repr__(self) -> str:
         return f"Cascade({self.weak!r}, {self.strong!r}, escalate_zones={sorted(self.escalate_zones)})"

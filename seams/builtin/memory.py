@@ -415,7 +415,7 @@ class MemoryGate:
                 edits: list[Edit | None]) -> Admission:
         """Combine, keeping the edits only where their pair was decided (not failed)."""
         return self._combine(candidate, pairs, decisions,
-                             [e if d.zone != "error" else None for e, d in zip(edits, decisions, strict=True)])
+                             [e if d.error is None else None for e, d in zip(edits, decisions, strict=True)])
 
     def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
                  edits: list[Edit | None] | None = None) -> Admission:
@@ -427,7 +427,8 @@ class MemoryGate:
         """
         edits = edits or [None] * len(decisions)
         ds = tuple(decisions)
-        errors = [d for d in ds if d.zone == "error"]
+        # a failed judge (a strong side that decided after a weak failure is a decision, not an error)
+        errors = [d for d in ds if d.error is not None]
         if errors:  # fail closed: unasked, the secret question is not a "no"
             return Admission(errors[0].outcome, candidate, f"judge failed: {errors[0].error}",  # type: ignore[arg-type]
                              redacted=redact_values(candidate), decision=errors[0], decisions=ds)

@@ -365,7 +365,8 @@ class Rubric:
                     raise got
                 out.append(got)
             elif isinstance(got, JudgeError):
-                out.append(self.on_error(got, judge=judge, state=state, latency_ms=ms, keep_state=keep_state))
+                out.append(self.on_error(got, judge=judge, state=state, latency_ms=ms, keep_state=keep_state,
+                                         known=given))
             else:
                 if given:
                     merged = {**got.answers, **given}
@@ -428,9 +429,14 @@ class Rubric:
         return bool(reasons)
 
     def on_error(self, exc: JudgeError, *, judge: Judge, state: Any = None, latency_ms: float | None = None,
-                 keep_state: bool = False) -> Decision:
+                 keep_state: bool = False, known: Known | None = None) -> Decision:
         """The decision for a judge that failed: the policy's `on_error` outcome (fail closed,
-        never an act outcome), or `exc` raised when the policy says `raise`."""
+        never an act outcome), or `exc` raised when the policy says `raise`.
+
+        `known` answers (see `decide`) are the decision's `answers`: what code knows for certain
+        holds when the judge fails too, so whatever reads the decision next (a `Cascade`'s strong
+        side, an audit log) sees them."""
+        given = self._known(known)
         policy = self.spec.policy
         outcome = policy.on_error_outcome
         if outcome == RAISE:
@@ -444,6 +450,7 @@ class Rubric:
             rubric_version=self.version,
             rubric_hash=self.hash,
             model=judge.model_id,
+            answers={q: given[q] for q in self.spec.questions if q in given},
             latency_ms=0.0 if latency_ms is None else latency_ms,
             error=error_summary(exc),
             state=state if keep_state else None,
