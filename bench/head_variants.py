@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from heads import _limit, passed  # noqa: E402  (bench/heads.py: the draws' data and cached passes)
 
 from seams.calibration.dataset import load_jsonl  # noqa: E402
-from seams.calibration.heads import DEFAULT_CS, HeadFitter, head_rows  # noqa: E402
+from seams.calibration.head_fitting import DEFAULT_CS, HeadFitter, head_rows  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.hypotheses import focus, option_texts, state_text  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402

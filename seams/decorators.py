@@ -112,17 +112,17 @@ class _Seam:
         if self.audit is not None:
             self.audit.record(decision, site=self.site, **extra)
 
-    def _known(self, *args: Any, **kwargs: Any) -> Known | None:
+    def _known_for_call(self, *args: Any, **kwargs: Any) -> Known | None:
         return self.known(*args, **kwargs) if callable(self.known) else self.known
 
     def decide(self, *args: Any, **kwargs: Any) -> tuple[Any, Decision]:
         state = self.build(*args, **kwargs)
-        return state, self.decider.decide(self.rubric, state, known=self._known(*args, **kwargs),
+        return state, self.decider.decide(self.rubric, state, known=self._known_for_call(*args, **kwargs),
                                           keep_state=self.keep_state)
 
     async def adecide(self, *args: Any, **kwargs: Any) -> tuple[Any, Decision]:
         state = self.build(*args, **kwargs)
-        return state, await self.decider.adecide(self.rubric, state, known=self._known(*args, **kwargs),
+        return state, await self.decider.adecide(self.rubric, state, known=self._known_for_call(*args, **kwargs),
                                                  keep_state=self.keep_state)
 
 

@@ -19,7 +19,7 @@ from seams.answers import Answers, NoulAnswer
 from seams.builtin.tools import ToolSelector
 from seams.errors import InputError, ServiceUnavailable, StateError
 from seams.judges import Judge, LocalJudge, RemoteJudge, SyncJudge
-from seams.judges.base import answer_each
+from seams.judges.base import answers_or_errors
 from seams.rubric import Rubric
 
 from .fixed_judge import FixedJudge
@@ -132,9 +132,9 @@ def test_bad_states_raise_before_anything_is_asked() -> None:
     assert judge.asks == 0 and RUBRIC.decide_many([], judge) == []
 
 
-def test_answer_each_gives_each_state_its_answers_or_its_error() -> None:
+def test_answers_or_errors_gives_each_state_its_answers_or_its_error() -> None:
     judge = ByLength(fail_on="Bananas", fail_batches=True)
-    got = answer_each(judge, STATES, RUBRIC.questions)
+    got = answers_or_errors(judge, STATES, RUBRIC.questions)
     assert [type(g).__name__ for g in got] == ["Answers", "Answers", "Answers", "ServiceUnavailable"]
     assert judge.batches_asked == 1 and judge.asks == 4
 

@@ -1,4 +1,4 @@
-"""`seams score` on the single-process engine (seams/score.py, seams/cli/score.py): the tiny ONNX
+"""`seams score` on the single-process engine (seams/traces.py, seams/cli/score.py): the tiny ONNX
 model over JSONL and Parquet traces, the same decisions as `Rubric.decide`, resuming after a crash
 (a torn last line included), bad input named before anything is written, a failing judge."""
 
@@ -15,7 +15,7 @@ from seams import Rubric
 from seams.cli import _register, app
 from seams.errors import InputError, StateError
 from seams.judges import LocalJudge, RemoteJudge
-from seams.score import score
+from seams.traces import score
 
 _register()
 

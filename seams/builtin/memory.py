@@ -362,7 +362,7 @@ class MemoryGate:
         early, pairs, states = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        edits, groups = self._known(candidate, pairs)
+        edits, groups = self._known_relations(candidate, pairs)
         decisions: list[Decision | None] = [None] * len(states)
         for known, idx in groups:
             for i, d in zip(idx, self.decider.decide_many(self.rubric, [states[i] for i in idx], known=known),
@@ -375,7 +375,7 @@ class MemoryGate:
         early, pairs, states = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        edits, groups = self._known(candidate, pairs)
+        edits, groups = self._known_relations(candidate, pairs)
         decisions: list[Decision | None] = [None] * len(states)
         for known, idx in groups:
             got = await self.decider.adecide_many(self.rubric, [states[i] for i in idx], known=known)
@@ -383,7 +383,7 @@ class MemoryGate:
                 decisions[i] = d
         return self._finish(candidate, pairs, decisions, edits)  # type: ignore[arg-type]
 
-    def _known(self, candidate: str, pairs: list[tuple[str | None, str]]
+    def _known_relations(self, candidate: str, pairs: list[tuple[str | None, str]]
                ) -> tuple[list[Edit | None], list[tuple[dict[str, Any], list[int]]]]:
         """What code knows about each pair's relation, and the pairs grouped by it (one
         `decide_many` per group): a candidate that is a minimal edit of the memory (a negation, a

@@ -35,7 +35,7 @@ from ..rubric.heads import HeadedJudge
 from ..state import check_state
 from .dataset import LabelledItem, LabelledSet, json_lines
 from .fit import FitOptions
-from .heads import HeadsResult, calibrate_with_heads
+from .head_fitting import HeadsResult, calibrate_with_heads
 from .metrics import clopper_pearson
 from .run import Progress, run_set
 

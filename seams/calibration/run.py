@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..answers import Answers
 from ..errors import JudgeError
-from ..judges.base import Judge, answer_each
+from ..judges.base import Judge, answers_or_errors
 from .dataset import LabelledItem, LabelledSet
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def _run_batched(dataset: LabelledSet, judge: Judge, batch_size: int, bar: _Coun
     items = dataset.items
     for start in range(0, len(items), batch_size):
         chunk = items[start : start + batch_size]
-        for it, got in zip(chunk, answer_each(judge, [it.state for it in chunk], qs), strict=True):
+        for it, got in zip(chunk, answers_or_errors(judge, [it.state for it in chunk], qs), strict=True):
             if isinstance(got, Answers):
                 result.answers[it.id] = got
             elif isinstance(got, JudgeError):

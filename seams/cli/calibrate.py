@@ -207,7 +207,7 @@ def calibrate(
             warnings.simplefilter("ignore")  # the fit repeats them as notes
             check_counts(ds.label_counts(), r.questions)  # too few labels: refuse before judging anything
         if heads:
-            from ..calibration.heads import calibrate_with_heads
+            from ..calibration.head_fitting import calibrate_with_heads
 
             if judge != "local":
                 raise InputError("--heads fits on the local model's pair features: use --judge local (and --model-dir)")

@@ -32,7 +32,7 @@ def score(
 ) -> None:
     """Decide every trace not yet in the output; print how many were scored, by outcome."""
     from ..errors import InputError
-    from ..score import done_ids, read_traces, score as run
+    from ..traces import done_ids, read_traces, score as run
 
     with errors_to_exit():
         if engine not in ("local", "ray"):

@@ -78,11 +78,11 @@ class WrappedJudge(Judge):
         return self.judge.batches
 
 
-#: What `answer_each` gives a state: its answers, or why the judge could not answer it.
+#: What `answers_or_errors` gives a state: its answers, or why the judge could not answer it.
 Answered = Answers | JudgeError | StateError
 
 
-def answer_each(judge: Judge, states: Sequence[Any], questions: Questions) -> list[Answered]:
+def answers_or_errors(judge: Judge, states: Sequence[Any], questions: Questions) -> list[Answered]:
     """The same questions about several states: one `ask_many`, and when that fails, one `ask` per
     state, so each state gets its own answers or its own error (in its slot, never raised).
 
@@ -105,8 +105,8 @@ def answer_each(judge: Judge, states: Sequence[Any], questions: Questions) -> li
     return out
 
 
-async def aanswer_each(judge: Judge, states: Sequence[Any], questions: Questions) -> list[Answered]:
-    """`answer_each` for async code: one `aask_many`, else one `aask` per state."""
+async def aanswers_or_errors(judge: Judge, states: Sequence[Any], questions: Questions) -> list[Answered]:
+    """`answers_or_errors` for async code: one `aask_many`, else one `aask` per state."""
     states = list(states)
     if len(states) > 1:
         try:
@@ -122,9 +122,9 @@ async def aanswer_each(judge: Judge, states: Sequence[Any], questions: Questions
     return out
 
 
-def ask_each(judge: Judge, states: Sequence[Any], questions: Questions) -> list[Answers]:
+def ask_all(judge: Judge, states: Sequence[Any], questions: Questions) -> list[Answers]:
     """The same questions about several states: one `ask_many` for several, one `ask` for one.
-    Errors propagate (see `answer_each` for one answer or error per state)."""
+    Errors propagate (see `answers_or_errors` for one answer or error per state)."""
     if len(states) > 1:
         return list(judge.ask_many(list(states), questions))
     return [judge.ask(state, questions) for state in states]
@@ -137,6 +137,6 @@ def answer_identity(judge: Judge) -> str:
 
 
 __all__ = [
-    "Answered", "Judge", "Questions", "SyncJudge", "WrappedJudge", "aanswer_each", "answer_each", "answer_identity",
-    "ask_each",
+    "Answered", "Judge", "Questions", "SyncJudge", "WrappedJudge", "aanswers_or_errors", "answers_or_errors", "answer_identity",
+    "ask_all",
 ]

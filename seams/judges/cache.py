@@ -32,7 +32,7 @@ from ..database import SQLite
 from ..errors import CacheError, ProtocolError
 from ..state import canonical_json
 from ._wire import encode_state, prepare_questions
-from .base import Judge, answer_identity, ask_each
+from .base import Judge, answer_identity, ask_all
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -252,7 +252,7 @@ class CachedJudge(Judge):
         fresh: dict[int, Answers] = {}
         for idx in groups.values():
             misses = splits[idx[0]][1]
-            got = ask_each(self._judge, [plans[i][2] for i in idx], misses)
+            got = ask_all(self._judge, [plans[i][2] for i in idx], misses)
             rows: list[tuple[str, str, str, str, int, float]] = []
             for i, answers in zip(idx, got, strict=True):
                 fresh[i] = answers

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..answers import Answers, Usage
-from ..judges.base import Judge, WrappedJudge, answer_identity, ask_each
+from ..judges.base import Judge, WrappedJudge, answer_identity, ask_all
 from ..state import canonical_json
 
 #: Field → what stands in its place; None leaves the field out of the state altogether.
@@ -81,7 +81,7 @@ class AskedAlone(WrappedJudge):
         return _merge([await self.judge.aask(view, qs) for view, qs in self._views(state, questions)], questions)
 
     def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
-        parts = [ask_each(self.judge, [self._project(s, r) for s in states], qs) for r, qs in self._groups(questions)]
+        parts = [ask_all(self.judge, [self._project(s, r) for s in states], qs) for r, qs in self._groups(questions)]
         return [_merge([p[i] for p in parts], questions) for i in range(len(states))]
 
     async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:

@@ -24,7 +24,7 @@ from ..errors import (
     validation_problems,
 )
 from ..judges.aliases import warn_if_moving_alias
-from ..judges.base import Answered, Questions, aanswer_each, answer_each
+from ..judges.base import Answered, Questions, aanswers_or_errors, answers_or_errors
 from ..policy import RAISE, Policy, Verdict, evaluate
 from ..questions import Choice, Noul, Score
 from ..state import backtick_refs, canonical_json, check_state
@@ -274,7 +274,7 @@ class Rubric:
         """
         if not states:
             return []
-        given = self._known(known)
+        given = self._checked_known(known)
         judge = judge if judge is not None else _default_judge()
         started = time.perf_counter()
         answered = self.answer_many(states, judge, questions=self._unknown(given))
@@ -294,7 +294,7 @@ class Rubric:
         """`decide_many` for async code: the judge's `aask_many`, never blocking the event loop."""
         if not states:
             return []
-        given = self._known(known)
+        given = self._checked_known(known)
         judge = judge if judge is not None else _default_judge()
         started = time.perf_counter()
         answered = await self.aanswer_many(states, judge, questions=self._unknown(given))
@@ -312,7 +312,7 @@ class Rubric:
         states, judge, qs = self._prepare(states, judge, questions)
         if not qs:
             return [Answers(model=judge.model_id, answers={}) for _ in states]
-        return answer_each(judge, states, qs)
+        return answers_or_errors(judge, states, qs)
 
     async def aanswer_many(self, states: Sequence[Any], judge: Judge | None = None, *,
                            questions: Questions | None = None) -> list[Answered]:
@@ -320,7 +320,7 @@ class Rubric:
         states, judge, qs = self._prepare(states, judge, questions)
         if not qs:
             return [Answers(model=judge.model_id, answers={}) for _ in states]
-        return await aanswer_each(judge, states, qs)
+        return await aanswers_or_errors(judge, states, qs)
 
     def _prepare(self, states: Sequence[Any], judge: Judge | None,
                  questions: Questions | None) -> tuple[list[Any], Judge, Questions]:
@@ -335,7 +335,7 @@ class Rubric:
         """The questions left to ask when `given` are known."""
         return {qid: q for qid, q in self.spec.questions.items() if qid not in given}
 
-    def _known(self, known: Known | None) -> dict[str, Any]:
+    def _checked_known(self, known: Known | None) -> dict[str, Any]:
         """`known` as answer objects, each checked against the question it answers."""
         out: dict[str, Any] = {}
         for qid, value in (known or {}).items():
@@ -436,7 +436,7 @@ class Rubric:
         `known` answers (see `decide`) are the decision's `answers`: what code knows for certain
         holds when the judge fails too, so whatever reads the decision next (a `Cascade`'s strong
         side, an audit log) sees them."""
-        given = self._known(known)
+        given = self._checked_known(known)
         policy = self.spec.policy
         outcome = policy.on_error_outcome
         if outcome == RAISE:
