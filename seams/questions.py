@@ -7,13 +7,14 @@ change its answer, so ids live only in the mapping that holds the questions.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
-from .state import json_problem, text_problem
+from .state import fingerprint, json_problem, text_problem
 
 #: Instructions and descriptions may be a string, an object or an array (System One §3.1).
 Text: TypeAlias = str | dict[str, Any] | list[Any]
@@ -28,6 +29,12 @@ class _Question(BaseModel):
     def wire(self) -> dict[str, Any]:
         """The question as it goes on the wire (no None fields)."""
         return self.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A short hash of the question's wording (`wire()`): what a calibration or a head was
+        fitted against. Computed once per question object, which is frozen."""
+        return fingerprint(self.wire())
 
     @model_validator(mode="after")
     def _sendable(self) -> Any:

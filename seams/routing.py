@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .decision import Decision, Zone
 from .errors import InputError
-from .judges.base import Judge
+from .judges.base import Judge, JudgeLike, as_judge, judge_problem
 
 if TYPE_CHECKING:
     from .rubric import Rubric
@@ -76,20 +76,19 @@ class JudgeDecider:
         return await rubric.adecide_many(states, judge=self.judge, known=known, keep_state=keep_state)
 
 
-def as_decider(judge: Judge | Decider | None) -> Decider:
-    """A judge, a decider (a `Cascade`) or None (the shipped model), as a `Decider`."""
+def as_decider(judge: Judge | JudgeLike | Decider | None) -> Decider:
+    """A judge (duck-typed ones included: `as_judge`), a decider (a `Cascade`) or None (the
+    shipped model), as a `Decider`; anything else an `InputError` naming what a judge lacks."""
     from .rubric import Rubric
 
     if judge is None:
         return JudgeDecider(None)
-    if isinstance(judge, Judge):
-        return JudgeDecider(judge)
-    if isinstance(judge, Decider) and not isinstance(judge, Rubric):
+    if isinstance(judge, Decider) and not isinstance(judge, Rubric | Judge):
         return judge
-    raise InputError(
-        f"expected a judge, a Cascade or None, got {type(judge).__name__}; a judge has `model_id`, `ask`, `aask`, "
-        "`ask_many` and `aask_many` (subclass seams.judges.Judge, or SyncJudge, for the many-state defaults)"
-    )
+    problem = judge_problem(judge)
+    if problem is not None:
+        raise InputError(f"expected a judge, a Cascade or None: {problem}")
+    return JudgeDecider(as_judge(judge))
 
 
 @dataclass(frozen=True)
@@ -125,13 +124,14 @@ class Cascade:
 
     def __init__(
         self,
-        weak: Judge | None,
-        strong: Judge | Target,
+        weak: Judge | JudgeLike | None,
+        strong: Judge | JudgeLike | Target,
         *,
         escalate_zones: Iterable[Zone] = ("band", "error"),
     ) -> None:
-        self.weak = weak
-        self.strong = strong
+        self.weak = as_judge(weak) if weak is not None else None
+        self.strong: Judge | Target = (as_judge(strong) if judge_problem(strong) is None  # type: ignore[arg-type]
+                                       else _target(strong))
         self.escalate_zones = frozenset(escalate_zones)
         self._lock = threading.Lock()
         self.weak_calls = 0
@@ -139,8 +139,8 @@ class Cascade:
 
     @property
     def model_id(self) -> str:
-        weak = getattr(self.weak, "model_id", "default")
-        strong = getattr(self.strong, "model_id", getattr(self.strong, "__name__", "callable"))
+        weak = self.weak.model_id if self.weak is not None else "default"
+        strong = self.strong.model_id if isinstance(self.strong, Judge) else _target_name(self.strong)
         return f"cascade({weak}->{strong})"
 
     def _count(self, weak: int, strong: int) -> None:
@@ -205,9 +205,8 @@ class Cascade:
     def _target(self, rubric: Rubric, state: Any, first: Decision, result: Any) -> Decision:
         """A sync call's strong-target answer; an async target needs the async path."""
         if inspect.isawaitable(result):
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()  # never started: close it rather than leave an un-awaited coroutine
+            if inspect.iscoroutine(result):
+                result.close()  # never started: close it rather than leave an un-awaited coroutine
             raise InputError("an async strong target needs the async path: await cascade.aroute(...)")
         return _from_target(rubric, first, result, self.strong)
 
@@ -237,6 +236,19 @@ class Cascade:
         return f"Cascade({self.weak!r}, {self.strong!r}, escalate_zones={sorted(self.escalate_zones)})"
 
 
+def _target(strong: object) -> Target:
+    """A strong side that is not a judge: it must be a callable target."""
+    if not callable(strong):
+        raise InputError(f"a Cascade's strong side is a judge or a callable target; {judge_problem(strong)}")
+    return strong
+
+
+def _target_name(target: Any) -> str:
+    """How a callable target (never a judge) is named in a decision's `model`: its `__name__`
+    (a function's, or one a callable object carries), else its type's."""
+    return str(getattr(target, "__name__", type(target).__name__))
+
+
 def _from_target(rubric: Rubric, first: Decision, result: Any, target: Any) -> Decision:
     """A callable target's answer as a Decision: an outcome name must be one the rubric declares."""
     if isinstance(result, Decision):
@@ -244,7 +256,7 @@ def _from_target(rubric: Rubric, first: Decision, result: Any, target: Any) -> D
     outcomes = rubric.policy.outcomes
     if not isinstance(result, str) or result not in outcomes:
         raise InputError(
-            f"escalation target {getattr(target, '__name__', target)!r} returned {result!r}; "
+            f"escalation target {_target_name(target)!r} returned {result!r}; "
             f"it must return one of the outcomes rubric {rubric.name!r} declares: {sorted(outcomes)}"
         )
     return first.model_copy(
@@ -252,7 +264,7 @@ def _from_target(rubric: Rubric, first: Decision, result: Any, target: Any) -> D
             "outcome": result,
             "kind": outcomes[result],
             "rule": "escalation",
-            "model": getattr(target, "__name__", type(target).__name__),
+            "model": _target_name(target),
             "error": None,
         }
     )

@@ -173,3 +173,39 @@ def test_the_tool_selector_asks_as_its_rubric_says() -> None:
     judge.gate_states = []
     ToolSelector({"search": "find things", "mail": "send mail"}, judge=judge).select("find a cat")
     assert judge.gate_states and all(s["request"] == "find a cat" for s in judge.gate_states)
+
+
+def test_a_duck_typed_judge_with_every_documented_member_is_taken_everywhere(tmp_path) -> None:
+    """`model_id`, `ask`, `aask`, `ask_many`, `aask_many` and nothing else (no `batches`, no
+    `answer_identity`): the contract's defaults fill the rest."""
+    from seams.answers import Answers, NoulAnswer
+    from seams.builtin.passages import PassageGate
+    from seams.judges import CachedJudge
+    from seams.judges.base import as_judge
+    from seams.routing import Cascade
+
+    class Duck:
+        model_id = "duck"
+
+        def ask(self, state, questions):
+            return Answers(model="duck", answers={q: NoulAnswer(noul=0.9) for q in questions})
+
+        async def aask(self, state, questions):
+            return self.ask(state, questions)
+
+        def ask_many(self, states, questions):
+            return [self.ask(s, questions) for s in states]
+
+        async def aask_many(self, states, questions):
+            return self.ask_many(states, questions)
+
+    judge = as_judge(Duck())
+    assert (judge.model_id, judge.batches, judge.answer_identity, judge.description) == ("duck", False, "duck", None)
+    noul = Rubric.loads("name: r\nversion: 1\nstate: {type: text}\nquestions:\n  q: {type: noul}\npolicy:\n  outcomes: {yes: act, no: refuse}\n"
+                        "  rules: [{id: q, question: q, high: 0.5, then: yes, else: no}]\n  default: no\n")
+    assert noul.decide("hi", Duck()).outcome == "yes"
+    assert asyncio.run(noul.adecide("hi", Duck())).outcome == "yes"
+    assert Cascade(Duck(), Duck()).decide(noul, "hi").outcome == "yes"
+    with CachedJudge(Duck(), tmp_path / "c.sqlite") as cached:
+        assert noul.decide("hi", cached).model == "duck" and len(cached) == 1
+    PassageGate(judge=Duck())

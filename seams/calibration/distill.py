@@ -31,7 +31,7 @@ from ..judges.base import Judge
 from ..judges.local.judge import LocalJudge
 from ..routing import Cascade
 from ..rubric import Rubric
-from ..rubric.heads import HeadedJudge
+from ..judges.local.headed import HeadedJudge
 from ..state import check_state
 from .dataset import LabelledItem, LabelledSet, json_lines
 from .fit import FitOptions

@@ -27,8 +27,8 @@ from ..judges.local.judge import LocalJudge, PairFeatures
 from ..questions import Choice, Noul, Score
 from ..rubric import Rubric, question_fingerprint
 from ..rubric.calibration import QuestionMetrics
-from ..rubric.head import Head
-from ..rubric.heads import HeadedJudge
+from ..judges.head import Head
+from ..judges.local.headed import HeadedJudge
 from .dataset import LabelledSet
 from .extract import encode_answers, question_data, split_ids
 from .fit import CalibrationResult, FitOptions, check_counts, fit_calibration, noul_threshold

@@ -112,10 +112,8 @@ def ask(
         the_state = read_state(state, state_file, json_state)
         j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir, batch_size=batch_size)
         if rubric is not None:
-            from ..rubric.heads import with_heads
-
             r = _load_rubric(rubric)
-            decision = _decide(r, the_state, with_heads(j, r), as_json=as_json, keep_state=keep_state)
+            decision = _decide(r, the_state, j, as_json=as_json, keep_state=keep_state)
             if decision.zone == "error":  # the policy failed closed because the judge failed
                 err_console.print(f"[red]judge failed:[/red] {escape(decision.error or '')}", highlight=False)
                 raise typer.Exit(EXIT_JUDGE)

@@ -46,13 +46,10 @@ def _cache_path(cache: Path | None) -> Path:
 
 
 def _judge(judge: str, model: str | None, api_key: str | None, model_dir: Path | None, cache: Path | None,
-           no_cache: bool, rubric: Any = None) -> Any:
-    """The judge to run, with `rubric`'s fitted heads when they were fitted on it, cached."""
+           no_cache: bool) -> Any:
+    """The judge to run, cached. The rubric lays its fitted heads over it where they were fitted
+    on it (`Rubric.asking`, inside the cache: the cache keeps the headed answers)."""
     j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)
-    if rubric is not None:
-        from ..rubric.heads import with_heads
-
-        j = with_heads(j, rubric)
     if no_cache:
         return j
     from ..judges.cache import CachedJudge
@@ -133,7 +130,7 @@ def eval_(
 
     with errors_to_exit():
         r, ds = _load(None if rubric == "-" else rubric, data, columns)
-        j = _judge(judge, model, api_key, model_dir, cache, no_cache, r)
+        j = _judge(judge, model, api_key, model_dir, cache, no_cache)
         res = _run(ds, j, r, concurrency, quiet or as_json)
         out = evaluate_set(ds, res, r, n_boot=bootstrap)
         if report is not None:
@@ -315,7 +312,7 @@ def check(
         if r.calibration is None:
             err_console.print(f"[red]fail[/red] {r.path or rubric}: no calibration block; run `seams calibrate`")
             raise typer.Exit(EXIT_FAILED)
-        j = _judge(judge, model, api_key, model_dir, cache, no_cache, r)
+        j = _judge(judge, model, api_key, model_dir, cache, no_cache)
         res = _run(ds, j, r, concurrency, quiet or as_json)
         out = check_calibration(r, ds, res, alpha=alpha)
         if as_json:

@@ -102,11 +102,6 @@ class TracingJudge(WrappedJudge):
         self._tracer = tracer
         self._include_state = include_state
 
-    def __getattr__(self, name: str) -> Any:  # answer_identity, close, ...: the wrapped judge's
-        if name == "judge":  # not set yet (copying, unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.judge, name)
-
     def _attrs(self, states: Sequence[Any], questions: Mapping[str, Any]) -> dict[str, Any]:
         attrs: dict[str, Any] = {"seams.judge.model": self.judge.model_id, "seams.judge.questions": list(questions),
                                  "seams.judge.states": len(states)}

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..answers import Answers, Usage
-from ..judges.base import Judge, WrappedJudge, answer_identity, ask_all
+from ..judges.base import Judge, JudgeLike, WrappedJudge, ask_all
 from ..state import canonical_json
 
 #: Field → what stands in its place; None leaves the field out of the state altogether.
@@ -33,13 +33,9 @@ Replacements = Mapping[str, str | None]
 class AskedAlone(WrappedJudge):
     """A judge that asks the questions named in `alone` about the state with fields replaced."""
 
-    def __init__(self, judge: Judge, alone: Mapping[str, Replacements]) -> None:
+    def __init__(self, judge: Judge | JudgeLike, alone: Mapping[str, Replacements]) -> None:
         super().__init__(judge)
         self.alone = dict(alone)
-
-    @property
-    def answer_identity(self) -> str:
-        return answer_identity(self.judge)
 
     def __repr__(self) -> str:
         return f"AskedAlone({self.judge!r}, {sorted(self.alone)})"

@@ -17,7 +17,7 @@ from typing import Any, Literal, Self, get_args
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
 from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
-from .head import Head
+from ..judges.head import Head
 
 
 class _Block(BaseModel):
