@@ -120,7 +120,7 @@ def test_the_command_scores_resumes_and_reports(tmp_path, tiny_model_dir):
     second = CliRunner().invoke(app, args, catch_exceptions=False)
     assert json.loads(second.stdout)["skipped"] == 9 and json.loads(second.stdout)["scored"] == 0
     bad = CliRunner().invoke(app, [*args, "--engine", "spark"])
-    assert bad.exit_code == 2 and "--engine must be 'local' or 'ray', got 'spark'" in bad.output
+    assert bad.exit_code == 2 and "--engine" in bad.output and "spark" in bad.output
 
 
 def test_a_state_the_judge_refuses_stops_the_run_naming_the_trace(tmp_path, tiny_model_dir):

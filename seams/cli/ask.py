@@ -23,7 +23,7 @@ from ._common import (
     errors_to_exit,
     escape,
     fmt_p,
-    make_judge,
+    JudgeOptions,
     plural,
     print_json,
     read_state,
@@ -110,7 +110,7 @@ def ask(
         if (rubric is None) == (question is None):
             raise InputError("give a rubric or --question (exactly one)")
         the_state = read_state(state, state_file, json_state)
-        j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir, batch_size=batch_size)
+        j = JudgeOptions(judge, model, api_key, model_dir).make(batch_size=batch_size)
         if rubric is not None:
             r = _load_rubric(rubric)
             decision = _decide(r, the_state, j, as_json=as_json, keep_state=keep_state)

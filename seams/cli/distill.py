@@ -13,7 +13,8 @@ from ..errors import InputError
 from . import app
 from ._common import console, err_console, errors_to_exit, make_judge, print_json
 from .progress import progress_bar
-from .calibrate import CacheOpt, ConcOpt, DirOpt, JsonOpt, KeyOpt, NoCacheOpt, QuietOpt, RubricArg, _cache_path
+from ._common import DirOpt, KeyOpt
+from .calibrate import CacheOpt, ConcOpt, JsonOpt, NoCacheOpt, QuietOpt, RubricArg, _cache_path
 
 
 @app.command()
