@@ -301,9 +301,9 @@ __all__ = [
     "CassetteError",
     "CassetteMiss",
     "ConfigError",
-    "HeadMismatch",
     "Deferred",
     "GateError",
+    "HeadMismatch",
     "InputError",
     "JudgeError",
     "JudgeTimeout",
@@ -326,6 +326,6 @@ __all__ = [
     "StorageError",
     "TransportError",
     "ValidationProblem",
-    "validation_problems",
     "error_summary",
+    "validation_problems",
 ]

@@ -21,8 +21,8 @@ from seams.calibration.writeback import with_block, write_calibration
 from seams.cli import _register, app
 from seams.errors import ConfigError, HeadMismatch, InputError
 from seams.judges.local import LocalJudge
-from seams.rubric import Rubric
 from seams.judges.local.headed import HeadedJudge
+from seams.rubric import Rubric
 from seams.rubric.heads import rubric_heads, with_heads
 
 _register()

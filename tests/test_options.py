@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from seams.calibration.calibrators import CALIBRATOR_METHODS, IsotonicCalibrator, PlattCalibrator, TemperatureCalibrator
+from seams.calibration.calibrators import (
+    CALIBRATOR_METHODS,
+    IsotonicCalibrator,
+    PlattCalibrator,
+    TemperatureCalibrator,
+)
 from seams.calibration.fit import FitOptions
 from seams.calibration.metrics import Costs
 from seams.calibration.thresholds import CostThresholds

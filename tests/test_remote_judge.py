@@ -313,9 +313,9 @@ def test_the_old_http_injection_points_say_what_replaced_them(mock, old, new) ->
 def test_a_client_of_the_wrong_kind_is_refused(mock) -> None:
     import httpx
 
-    with httpx.Client() as sync_client:
-        with pytest.raises(ConfigError, match="async_client must be an httpx.AsyncClient, got Client"):
-            RemoteJudge(base_url=mock.url, async_client=sync_client)
+    with (httpx.Client() as sync_client,
+          pytest.raises(ConfigError, match="async_client must be an httpx.AsyncClient, got Client")):
+        RemoteJudge(base_url=mock.url, async_client=sync_client)
 
 
 def test_a_client_it_creates_and_one_passed_in_send_the_same_request(scripted) -> None:

@@ -28,10 +28,10 @@ import numpy as np
 from ..answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ..errors import InputError, LabelledSetError, StateError
 from ..judges.base import Judge
+from ..judges.local.headed import HeadedJudge
 from ..judges.local.judge import LocalJudge
 from ..routing import Cascade
 from ..rubric import Rubric
-from ..judges.local.headed import HeadedJudge
 from ..state import check_state
 from .dataset import LabelledItem, LabelledSet, json_lines
 from .fit import FitOptions

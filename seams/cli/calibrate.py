@@ -17,8 +17,8 @@ from ._common import (
     EXIT_FAILED,
     CalibratorChoice,
     DirOpt,
-    JudgeOptions,
     JudgeOpt,
+    JudgeOptions,
     KeyOpt,
     ModelOpt,
     console,
@@ -45,7 +45,7 @@ QuietOpt = Annotated[bool, typer.Option(
     "--quiet", "-q", help="No progress (a bar on a terminal, a line per tenth of the work on a pipe or in CI).")]
 
 
-def _cache_path(cache: Path | None) -> Path:
+def cache_path(cache: Path | None) -> Path:
     if cache is not None:
         return cache
     env = os.environ.get("SEAMS_CACHE")
@@ -63,14 +63,14 @@ def _judge(options: JudgeOptions, cache: Path | None, no_cache: bool) -> Any:
         return j
     from ..judges.cache import CachedJudge
 
-    return CachedJudge(j, _cache_path(cache))
+    return CachedJudge(j, cache_path(cache))
 
 
 def _load(rubric: str | None, data: Path, columns: str | None):
     from ..calibration.dataset import load
-    from .ask import _load_rubric
+    from .ask import load_rubric
 
-    r = _load_rubric(rubric) if rubric is not None else None
+    r = load_rubric(rubric) if rubric is not None else None
     ds = load(data, r.questions if r is not None else None, columns=columns)
     return r, ds
 

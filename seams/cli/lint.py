@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import app
-from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, FormatChoice, JudgeOptions, err_console, errors_to_exit, escape
+from ._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    FormatChoice,
+    JudgeOptions,
+    err_console,
+    errors_to_exit,
+    escape,
+)
 from .progress import progress_bar
 
 if TYPE_CHECKING:

@@ -9,8 +9,18 @@ from typing import Annotated
 import typer
 
 from . import app
-from ._common import DirOpt, EngineChoice, JudgeOptions, JudgeOpt, KeyOpt, ModelOpt, console, errors_to_exit, print_json
-from .ask import _load_rubric
+from ._common import (
+    DirOpt,
+    EngineChoice,
+    JudgeOpt,
+    JudgeOptions,
+    KeyOpt,
+    ModelOpt,
+    console,
+    errors_to_exit,
+    print_json,
+)
+from .ask import load_rubric
 from .calibrate import JsonOpt, QuietOpt, RubricArg
 from .progress import progress_bar
 
@@ -31,12 +41,12 @@ def score(
     quiet: QuietOpt = False,
 ) -> None:
     """Decide every trace not yet in the output; print how many were scored, by outcome."""
-    from ..errors import InputError
-    from ..traces import done_ids, read_traces, score as run
+    from ..traces import done_ids, read_traces
+    from ..traces import score as run
 
     with errors_to_exit():
         engine_name = engine.value
-        r = _load_rubric(rubric)
+        r = load_rubric(rubric)
         dest = out if out is not None else traces.with_suffix(".decisions.jsonl")
         # a factory, not a judge: the Ray engine builds one judge inside each worker
         # (a Ray actor holds one CPU, so its local model runs one thread)

@@ -27,11 +27,11 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
-from .. import __version__
 from ..answers import Answers
 from ..decision import Decision
 from ..judges.base import Judge, WrappedJudge
 from ..state import canonical_json
+from ..version import __version__
 
 DECIDE, JUDGE, CASCADE = "seams.decide", "seams.judge.ask", "seams.cascade"
 

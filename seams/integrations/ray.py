@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import ray
 import ray.data
 
-from ..traces import DecisionWriter, Trace, decide_batch
 from ..state import canonical_json
+from ..traces import DecisionWriter, Trace, decide_batch
 
 if TYPE_CHECKING:
     from ..judges.base import Judge

@@ -39,7 +39,6 @@ from urllib.request import getproxies
 import httpx
 import zstandard
 
-from .. import __version__
 from ..answers import Answers, Usage, parse_answers
 from ..errors import (
     APIStatusError,
@@ -55,6 +54,7 @@ from ..errors import (
     TransportError,
 )
 from ..settings import API_KEY_ENV, settings
+from ..version import __version__
 from ._bounded import MAX_RESPONSE_BYTES, aread_bounded, read_bounded, within
 from ._deadline import DeadlineTransport, deadline_at
 from ._retry import RETRY_STATUSES, Attempts, RetryPolicy, retry_after_seconds

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..decision import Decision
-from ..judges.base import as_judge
 from ..errors import InputError, StateError
+from ..judges.base import as_judge
 from .baseline import Baseline, finding_fingerprint, is_suppressed
 from .checks import CHECKS
 from .rules import SEVERITY_RANK, Rule, glob_match

@@ -71,22 +71,22 @@ class AskedAlone(WrappedJudge):
         return list(views.values())
 
     def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
-        return _merge([self.judge.ask(view, qs) for view, qs in self._views(state, questions)], questions)
+        return merge_answers([self.judge.ask(view, qs) for view, qs in self._views(state, questions)], questions)
 
     async def aask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
-        return _merge([await self.judge.aask(view, qs) for view, qs in self._views(state, questions)], questions)
+        return merge_answers([await self.judge.aask(view, qs) for view, qs in self._views(state, questions)], questions)
 
     def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
         parts = [ask_all(self.judge, [self._project(s, r) for s in states], qs) for r, qs in self._groups(questions)]
-        return [_merge([p[i] for p in parts], questions) for i in range(len(states))]
+        return [merge_answers([p[i] for p in parts], questions) for i in range(len(states))]
 
     async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
         parts = [await self.judge.aask_many([self._project(s, r) for s in states], qs)
                  for r, qs in self._groups(questions)]
-        return [_merge([p[i] for p in parts], questions) for i in range(len(states))]
+        return [merge_answers([p[i] for p in parts], questions) for i in range(len(states))]
 
 
-def _merge(parts: list[Answers], questions: Mapping[str, Any]) -> Answers:
+def merge_answers(parts: list[Answers], questions: Mapping[str, Any]) -> Answers:
     """One `Answers` from the answers of several asks about (views of) one state, in the order the
     questions were given."""
     if len(parts) == 1:
