@@ -36,6 +36,8 @@ class AskedAlone(WrappedJudge):
     def __init__(self, judge: Judge | JudgeLike, alone: Mapping[str, Replacements]) -> None:
         super().__init__(judge)
         self.alone = dict(alone)
+        # a way of asking, named once by its replacements (not re-serialised on every call)
+        self._way = {qid: canonical_json(repl) for qid, repl in self.alone.items()}
 
     def __repr__(self) -> str:
         return f"AskedAlone({self.judge!r}, {sorted(self.alone)})"
@@ -46,8 +48,7 @@ class AskedAlone(WrappedJudge):
         groups: dict[str, tuple[Replacements, dict[str, Any]]] = {}
         for qid, q in questions.items():
             if qid in self.alone:
-                repl = self.alone[qid]
-                groups.setdefault(canonical_json(repl), (repl, {}))[1][qid] = q
+                groups.setdefault(self._way[qid], (self.alone[qid], {}))[1][qid] = q
         return ([(None, plain)] if plain else []) + list(groups.values())
 
     @staticmethod
