@@ -36,14 +36,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from heads import _limit, passed  # bench/heads.py: the draws' data and cached passes
+from heads import _limit, passed  # noqa: E402  (bench/heads.py: the draws' data and cached passes)
 
-from seams.calibration.dataset import load_jsonl
-from seams.calibration.head_fitting import DEFAULT_CS, HeadFitter, head_rows
-from seams.judges.local import LocalJudge
-from seams.judges.local.hypotheses import focus, option_texts, state_text
-from seams.rubric import Rubric
-from seams.rubric.alone import AskedAlone
+from seams.calibration.dataset import load_jsonl  # noqa: E402
+from seams.calibration.head_fitting import DEFAULT_CS, HeadFitter, head_rows  # noqa: E402
+from seams.judges.local import LocalJudge  # noqa: E402
+from seams.judges.local.hypotheses import focus, option_texts, state_text  # noqa: E402
+from seams.rubric import Rubric  # noqa: E402
+from seams.rubric.alone import AskedAlone  # noqa: E402
 
 SEAMS = ("confirm-before-act", "escalation", "memory-admission", "output-check", "passage-gate", "model-routing")
 

@@ -48,15 +48,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from seams.calibration.dataset import LabelledItem, LabelledSet, load_jsonl
-from seams.calibration.extract import question_data, transform_of
-from seams.calibration.fit import FitOptions, _fit_question
-from seams.calibration.head_fitting import DEFAULT_FOLDS, HeadFitter, collect, head_rows
-from seams.calibration.run import RunResult
-from seams.judges.local import LocalJudge
-from seams.judges.local.headed import HeadedJudge
-from seams.questions import Noul
-from seams.rubric import Rubric, question_fingerprint
+from seams.calibration.dataset import LabelledItem, LabelledSet, load_jsonl  # noqa: E402
+from seams.calibration.extract import question_data, transform_of  # noqa: E402
+from seams.calibration.fit import FitOptions, _fit_question  # noqa: E402
+from seams.calibration.head_fitting import DEFAULT_FOLDS, HeadFitter, collect, head_rows  # noqa: E402
+from seams.calibration.run import RunResult  # noqa: E402
+from seams.judges.local import LocalJudge  # noqa: E402
+from seams.judges.local.headed import HeadedJudge  # noqa: E402
+from seams.questions import Noul  # noqa: E402
+from seams.rubric import Rubric, question_fingerprint  # noqa: E402
 
 KEYS = {"noul": ("auroc", "brier", "ece"), "choice": ("top1", "brier", "ece"), "score": ("mae", "top1", "ece")}
 

@@ -44,10 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from model_quality import Cosine, auroc  # a bench/ sibling
+from model_quality import Cosine, auroc  # noqa: E402  (bench/ sibling)
 
-from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text
-from training.written import Item, items
+from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text  # noqa: E402
+from training.written import Item, items  # noqa: E402
 
 SPLITS = ("domains", "groups", "wordings")
 

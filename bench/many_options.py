@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text
-from seams.questions import Choice
-from training.written import items
+from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text  # noqa: E402
+from seams.questions import Choice  # noqa: E402
+from training.written import items  # noqa: E402
 
 
 def clinc_items(data: Path, n: int) -> list[tuple[Any, Choice, str]]:

@@ -34,9 +34,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from seams import AuditLog, ReviewQueue
-from seams.builtin.memory import MemoryGate, MemoryStore
-from seams.judges.local import LocalJudge
+from seams import AuditLog, ReviewQueue  # noqa: E402
+from seams.builtin.memory import MemoryGate, MemoryStore  # noqa: E402
+from seams.judges.local import LocalJudge  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
 

@@ -11,14 +11,14 @@ import pytest
 
 pytest.importorskip("langgraph", reason="the langgraph extra is not installed: pip install seams[langgraph]")
 
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from langgraph.types import Command  # noqa: E402
 
-from seams import ReviewQueue, Rubric
-from seams.errors import InputError, StateError
-from seams.integrations.langgraph import RubricGate, decision_of
-from seams.judges import LocalJudge
+from seams import ReviewQueue, Rubric  # noqa: E402
+from seams.errors import InputError, StateError  # noqa: E402
+from seams.integrations.langgraph import RubricGate, decision_of  # noqa: E402
+from seams.judges import LocalJudge  # noqa: E402
 
 RUBRIC = Rubric.loads("""\
 name: reply-gate

@@ -11,14 +11,14 @@ from gate_rubric import gate_text
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed: pip install seams[otel]")
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.trace import StatusCode  # noqa: E402
 
-from seams import Cascade, Rubric
-from seams.integrations import otel
-from seams.judges import LocalJudge, RemoteJudge
+from seams import Cascade, Rubric  # noqa: E402
+from seams.integrations import otel  # noqa: E402
+from seams.judges import LocalJudge, RemoteJudge  # noqa: E402
 
 RUBRIC = Rubric.loads(gate_text("traced-gate"))
 PRIVATE = "the ticket text from customer 4711"  # the tiny model reads it at about 0.27: the band

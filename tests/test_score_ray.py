@@ -15,11 +15,11 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install seams[ray]")
 
-from test_score import RUBRIC, RUBRIC_TEXT, stable, write_traces
-from typer.testing import CliRunner
+from test_score import RUBRIC, RUBRIC_TEXT, stable, write_traces  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
 
-from seams.cli import _register, app
-from seams.judges import LocalJudge
+from seams.cli import _register, app  # noqa: E402
+from seams.judges import LocalJudge  # noqa: E402
 from seams.traces import score
 
 _register()
