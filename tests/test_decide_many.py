@@ -209,3 +209,45 @@ def test_a_duck_typed_judge_with_every_documented_member_is_taken_everywhere(tmp
     with CachedJudge(Duck(), tmp_path / "c.sqlite") as cached:
         assert noul.decide("hi", cached).model == "duck" and len(cached) == 1
     PassageGate(judge=Duck())
+
+
+def test_every_wrapper_forwards_batches_model_id_and_identity(tmp_path) -> None:
+    """One base (`WrappedJudge`) for every judge over another: a cache, a cassette, asked-alone
+    and tracing all say what the judge inside says."""
+    from seams.judges import Cassette, CachedJudge
+    from seams.judges.base import WrappedJudge
+    from seams.rubric.alone import AskedAlone
+
+    class Batching(FixedJudge):
+        batches = True
+
+        @property
+        def answer_identity(self) -> str:
+            return "fixed-1|pairs-per-run:32"
+
+    inner = Batching({})
+    wrappers = [CachedJudge(inner, tmp_path / "c.sqlite"), Cassette(tmp_path / "c.jsonl", inner),
+                AskedAlone(inner, {"q": {"query": "x"}})]
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+
+        from seams.integrations.otel import TracingJudge
+
+        wrappers.append(TracingJudge(inner, TracerProvider().get_tracer("t")))
+    except ModuleNotFoundError:  # pragma: no cover - the otel extra is installed by .ci/run
+        pass
+    for w in wrappers:
+        assert isinstance(w, WrappedJudge), type(w).__name__
+        assert (w.batches, w.model_id, w.answer_identity) == (True, "fixed-1", "fixed-1|pairs-per-run:32"), w
+
+
+def test_a_refused_judge_is_told_what_it_lacks() -> None:
+    class Half:
+        model_id = "half"
+
+        def ask(self, state, questions): ...
+
+    from seams.routing import Cascade
+
+    with pytest.raises(InputError, match=r"Half is not a judge: it has no `aask`, `ask_many`, `aask_many`"):
+        Cascade(Half(), lambda rubric, state, weak: "x")
