@@ -214,7 +214,7 @@ def test_a_duck_typed_judge_with_every_documented_member_is_taken_everywhere(tmp
 def test_every_wrapper_forwards_batches_model_id_and_identity(tmp_path) -> None:
     """One base (`WrappedJudge`) for every judge over another: a cache, a cassette, asked-alone
     and tracing all say what the judge inside says."""
-    from seams.judges import Cassette, CachedJudge
+    from seams.judges import CachedJudge, Cassette
     from seams.judges.base import WrappedJudge
     from seams.rubric.alone import AskedAlone
 
