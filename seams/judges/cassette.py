@@ -243,13 +243,16 @@ class Cassette(WrappedJudge):
     def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
         """`ask` over many states: what is not recorded goes to the judge's `ask_many` at once."""
         looked = [self._lookup(state, questions) for state in states]
-        todo = [i for i, (_, _, replayed) in enumerate(looked) if replayed is None]
-        fresh = ask_all(self.judge, [states[i] for i in todo], questions) if todo else []
-        out = [replayed for _, _, replayed in looked]
-        for i, answers in zip(todo, fresh, strict=True):
-            self._record(looked[i][1], states[i], looked[i][0], answers)
-            out[i] = answers
-        return [a for a in out if a is not None]
+        todo: dict[str, int] = {}  # one ask per request not recorded, however often it repeats
+        for i, (_, key, replayed) in enumerate(looked):
+            if replayed is None:
+                todo.setdefault(key, i)
+        fresh = ask_all(self.judge, [states[i] for i in todo.values()], questions) if todo else []
+        got: dict[str, Answers] = {}
+        for (key, i), answers in zip(todo.items(), fresh, strict=True):
+            self._record(key, states[i], looked[i][0], answers)
+            got[key] = answers
+        return [replayed if replayed is not None else got[key] for _, key, replayed in looked]
 
 
 __all__ = ["FORMAT_VERSION", "Cassette"]
