@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from heads import _limit, passed  # noqa: E402  (bench/heads.py: the draws' data and cached passes)
 
 from seams.calibration.dataset import load_jsonl  # noqa: E402
-from seams.calibration.heads import DEFAULT_CS, HeadFitter, head_rows  # noqa: E402
+from seams.calibration.head_fitting import DEFAULT_CS, HeadFitter, head_rows  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.hypotheses import focus, option_texts, state_text  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
@@ -145,7 +145,8 @@ def main() -> None:
             kind, k = q.type, len(option_texts(q))
             hv = encoder.embed(option_texts(q)) if encoder is not None else None
 
-            def rows(items: list[Any], pas: dict[str, Any], with_encoder: bool) -> tuple:
+            def rows(items: list[Any], pas: dict[str, Any], with_encoder: bool, q: Any = q, qid: str = qid,
+                     rubric: Any = rubric, hv: Any = hv, k: int = k) -> tuple:
                 lg, ft, y, g = head_rows(q, [pas[it.id][1][qid] for it in items], [it.labels[qid] for it in items])
                 if with_encoder:
                     view = [AskedAlone._project(it.state, rubric.spec.asked_alone.get(qid)) for it in items]

@@ -51,11 +51,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from seams.calibration.dataset import LabelledItem, LabelledSet, load_jsonl  # noqa: E402
 from seams.calibration.extract import question_data, transform_of  # noqa: E402
 from seams.calibration.fit import FitOptions, _fit_question  # noqa: E402
-from seams.calibration.heads import DEFAULT_FOLDS, HeadFitter, collect, head_rows  # noqa: E402
+from seams.calibration.head_fitting import DEFAULT_FOLDS, HeadFitter, collect, head_rows  # noqa: E402
 from seams.calibration.run import RunResult  # noqa: E402
-from seams.rubric.heads import HeadedJudge  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
-from seams.questions import Choice, Noul  # noqa: E402
+from seams.judges.local.headed import HeadedJudge  # noqa: E402
+from seams.questions import Noul  # noqa: E402
 from seams.rubric import Rubric, question_fingerprint  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
 

@@ -45,8 +45,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from model_quality import Cosine, auroc  # noqa: E402  (bench/ sibling)
+
 from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text  # noqa: E402
-from seams.questions import Noul  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
 from training.written import Item, items  # noqa: E402
 
@@ -142,7 +142,7 @@ class SparrowSystem:
     def answer(self, batch: list[Item]) -> list[np.ndarray]:
         out = []
         for it in batch:
-            kind, names, _, p = self.d.probs(it.state, it.question.wire())
+            _kind, names, _, p = self.d.probs(it.state, it.question.wire())
             if it.kind == "noul":
                 out.append(np.array([float(p[1])]))
             else:
@@ -211,8 +211,8 @@ def print_written(res: dict[str, dict[str, dict[str, Any]]], names: list[str], r
     lines = []
     head = "| row | measure | " + " | ".join(names) + " | reference |"
     lines += [head, "|" + "---|" * (len(names) + 3)]
-    for row in rows:
-        ref_major = majority_score(rows[row])
+    for row, row_items in rows.items():
+        ref_major = majority_score(row_items)
         first = res[row][names[0]]
         for key, label in COLUMNS:
             if key not in first:
@@ -276,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     out["written_seconds"] = round(time.time() - t0, 1)
     if not args.no_public:
         import model_quality as MQ
+
         from training.mixture import build_eval
 
         sets = build_eval(args.data, per_task=args.per_task)

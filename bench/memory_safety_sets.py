@@ -28,7 +28,7 @@ rng = random.Random(16)
 
 CYRILLIC = {"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "x": "х", "y": "у", "i": "і", "s": "ѕ"}
 GREEK = {"o": "ο", "i": "ι", "k": "κ", "v": "ν", "a": "α"}
-DIGITS_EN = "zero one two three four five six seven eight nine".split()
+DIGITS_EN = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 
 
 def homoglyph(word: str, table: dict[str, str] = CYRILLIC) -> str:
@@ -98,7 +98,7 @@ def password() -> str:
 
 
 def passphrase() -> str:
-    words = "correct horse battery staple purple monkey dishwasher river stone lantern velvet oyster paper tiger".split()
+    words = ["correct", "horse", "battery", "staple", "purple", "monkey", "dishwasher", "river", "stone", "lantern", "velvet", "oyster", "paper", "tiger"]
     return " ".join(rng.sample(words, rng.choice([3, 4])))
 
 

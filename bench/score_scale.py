@@ -5,7 +5,7 @@ and what one Ray worker costs (start-up with its model load, memory).
     python bench/score_scale.py --items 5000 --workers 1 2 --rounds 5 --json out.json
 
 Every run scores the same traces (short support-ticket texts) with the built-in-style gate below
-into a fresh output file, through `seams.score.score` as a caller runs it (reading, batching,
+into a fresh output file, through `seams.traces.score` as a caller runs it (reading, batching,
 deciding, fsynced writing included). Figures are items/s and ratios against the single-process
 run with onnxruntime's default threads, measured by the same command; the load average is printed
 because other work on the machine slows every row. A benchmark, never a test: it asserts nothing.
@@ -24,8 +24,8 @@ from typing import Any
 
 from seams import Rubric
 from seams.judges.local import LocalJudge
-from seams.score import score
 from seams.judges.local.runtime import machine
+from seams.traces import score
 
 RUBRIC = Rubric.loads("""\
 name: bench-refund

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from seams import Rubric
-from seams.score import score
+from seams.traces import score
 
 MESSAGES = [
     "How do I export my photos as a PDF album?",

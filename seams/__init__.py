@@ -4,8 +4,7 @@ from typing import TYPE_CHECKING
 
 from .answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer, normalize_score, rank_options
 from .questions import Choice, Noul, Score
-
-__version__ = "0.1.0"
+from .version import __version__
 
 # Seams, routing, the review queue, decorators and the audit log: imported on first use, so
 # `import seams` stays light and never pulls SQLite or the rubric machinery in by itself.

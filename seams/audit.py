@@ -55,14 +55,10 @@ class AuditLog:
         problem = json_problem(recorded, "decision")
         if problem is not None:
             raise InputError(f"cannot record the decision: {problem.removeprefix('decision.')}")
-        line = decision.to_json_line(include_state=self.include_state)
+        line = decision.to_json_line(include_state=self.include_state, extra=extra)
         problem = text_problem(line)
         if problem is not None:
             raise InputError(f"cannot record the decision: its JSON line {problem}")
-        if extra:
-            data = json.loads(line)
-            data.update(extra)
-            line = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

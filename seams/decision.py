@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -80,11 +81,14 @@ class Decision(Verdict):
     def needs_review(self) -> bool:
         return self.kind == "review"
 
-    def to_json_line(self, *, include_state: bool = False) -> str:
-        """One JSON line for an audit log; the state only when `include_state` is set."""
+    def to_json_line(self, *, include_state: bool = False, extra: Mapping[str, Any] | None = None) -> str:
+        """One JSON line for an audit log; the state only when `include_state` is set; `extra`
+        fields (a call site, the action taken) last, on the same line. Dumped once."""
         data = self.model_dump(mode="json")
         if include_state:
             data["state"] = self.state
+        if extra:
+            data.update(extra)
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 

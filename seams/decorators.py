@@ -32,6 +32,7 @@ from .judges.base import Judge
 from .queue import ReviewQueue
 from .routing import Decider, as_decider
 from .rubric import Rubric
+from .rubric.rubric import Known
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -92,25 +93,37 @@ class _Seam:
     """What both decorators share: the rubric, the decider, the state builder and the audit log."""
 
     def __init__(self, fn: Callable[..., Any], rubric: Rubric | str | Path, state: Callable[..., Any] | None,
-                 judge: Judge | Decider | None, audit: AuditLog | None, exclude: tuple[str, ...] = ()) -> None:
+                 judge: Judge | Decider | None, audit: AuditLog | None, exclude: tuple[str, ...] = (),
+                 known: Known | Callable[..., Known] | None = None) -> None:
         self.fn = fn
         self.rubric = Rubric.resolve(rubric)
         self.build = _state_builder(fn, state, exclude)
         self.decider = as_decider(judge)
         self.audit = audit
+        # an audit log that records states needs the decision to keep it
+        self.keep_state = audit is not None and audit.include_state
+        if known is not None and not callable(known) and not isinstance(known, Mapping):
+            raise InputError(f"known must be a mapping of question id to answer, or a callable building one "
+                             f"from the call's arguments, got {known!r}")
+        self.known = known
         self.site = f"{fn.__module__}.{fn.__qualname__}"
 
     def _record(self, decision: Decision, **extra: Any) -> None:
         if self.audit is not None:
             self.audit.record(decision, site=self.site, **extra)
 
+    def _known_for_call(self, *args: Any, **kwargs: Any) -> Known | None:
+        return self.known(*args, **kwargs) if callable(self.known) else self.known
+
     def decide(self, *args: Any, **kwargs: Any) -> tuple[Any, Decision]:
         state = self.build(*args, **kwargs)
-        return state, self.decider.decide(self.rubric, state)
+        return state, self.decider.decide(self.rubric, state, known=self._known_for_call(*args, **kwargs),
+                                          keep_state=self.keep_state)
 
     async def adecide(self, *args: Any, **kwargs: Any) -> tuple[Any, Decision]:
         state = self.build(*args, **kwargs)
-        return state, await self.decider.adecide(self.rubric, state)
+        return state, await self.decider.adecide(self.rubric, state, known=self._known_for_call(*args, **kwargs),
+                                                 keep_state=self.keep_state)
 
 
 def _wrapper(seam: _Seam, call: Callable[..., Any], acall: Callable[..., Any]) -> Any:
@@ -149,6 +162,7 @@ def gate(
     queue: ReviewQueue | None = None,
     escalate: Callable[..., Any] | None = None,
     audit: AuditLog | None = None,
+    known: Known | Callable[..., Known] | None = None,
 ) -> Callable[[F], F]:
     """Decide `rubric` before each call, then proceed, refuse, escalate or queue.
 
@@ -171,7 +185,12 @@ def gate(
         Called with the call's arguments instead of the function on a review decision: a
         stronger model doing the same step. Takes precedence over `queue`.
     audit:
-        An `AuditLog` that records every decision with the call site.
+        An `AuditLog` that records every decision with the call site (and the state, when the
+        log was opened with `include_state=True`).
+    known:
+        Answers that code knows for certain (see `Rubric.decide`): a mapping, or a callable
+        building one from the call's arguments. Those questions are not asked, and every
+        decider keeps them, a `Cascade`'s strong side included when the weak judge fails.
 
     A review decision with neither `escalate` nor `queue` is refused: when nobody can look, the
     gate fails closed.
@@ -179,7 +198,7 @@ def gate(
     rubric = Rubric.resolve(rubric)  # a bad reference fails here, where it is written
 
     def wrap(fn: F) -> F:
-        steps = _GateSteps(_Seam(fn, rubric, state, judge, audit), on_refuse=on_refuse, queue=queue,
+        steps = _GateSteps(_Seam(fn, rubric, state, judge, audit, known=known), on_refuse=on_refuse, queue=queue,
                            escalate=escalate)
         return _wrapper(steps.seam, steps.call, steps.acall)
 
@@ -280,6 +299,7 @@ def route(
     param: str = "model",
     default: Any = _MISSING,
     audit: AuditLog | None = None,
+    known: Known | Callable[..., Known] | None = None,
 ) -> Callable[[F], F]:
     """Pick a branch or a model by the rubric's outcome.
 
@@ -287,14 +307,15 @@ def route(
     called and the decorated function is the branch for every other outcome. With `choices`
     (outcome → value, such as a model name), the decorated function is called with the chosen
     value as keyword argument `param`; every declared outcome needs a choice unless `default` is
-    given, which is checked when decorating, not on the first unlucky call.
+    given, which is checked when decorating, not on the first unlucky call. `audit` and `known`
+    are as for `gate`.
     """
     if branches is not None and choices is not None:
         raise InputError("give either branches (outcome → function) or choices (outcome → value), not both")
     rubric = Rubric.resolve(rubric)
 
     def wrap(fn: F) -> F:
-        seam = _Seam(fn, rubric, state, judge, audit, exclude=(param,) if choices is not None else ())
+        seam = _Seam(fn, rubric, state, judge, audit, exclude=(param,) if choices is not None else (), known=known)
         _check_route(seam, branches, choices, param, default)
         steps = _RouteSteps(seam, branches=branches, choices=choices, param=param, default=default)
         return _wrapper(seam, steps.call, steps.acall)

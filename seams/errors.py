@@ -73,6 +73,19 @@ class RubricError(InputError):
         return f"{where}:{field} {self.message}"
 
 
+class OptionError(InputError):
+    """An option object's parameter is out of its range; names the field and the limit.
+
+    `owner` is the object (`FitOptions`), `field` the parameter and `rule` what it must be (with
+    the value given), so the CLI can say the same thing of its flag."""
+
+    def __init__(self, owner: str, field: str, rule: str) -> None:
+        super().__init__(f"{owner}.{field} {rule}")
+        self.owner = owner
+        self.field = field
+        self.rule = rule
+
+
 class LabelledSetError(InputError):
     """A labelled set cannot be used: names the file and the line (1-based) where it is wrong."""
 
@@ -288,9 +301,9 @@ __all__ = [
     "CassetteError",
     "CassetteMiss",
     "ConfigError",
-    "HeadMismatch",
     "Deferred",
     "GateError",
+    "HeadMismatch",
     "InputError",
     "JudgeError",
     "JudgeTimeout",
@@ -298,6 +311,7 @@ __all__ = [
     "ModelError",
     "MovingAliasWarning",
     "NotFoundError",
+    "OptionError",
     "ProtocolError",
     "QuestionError",
     "QueueError",
@@ -312,6 +326,6 @@ __all__ = [
     "StorageError",
     "TransportError",
     "ValidationProblem",
-    "validation_problems",
     "error_summary",
+    "validation_problems",
 ]

@@ -154,12 +154,12 @@ def _rule_errors(rubric: Rubric, dataset: LabelledSet, run: RunResult) -> dict[s
 
     The thresholds are the calibrated ones when the calibration applies, else the rubric's own —
     the ones the rubric decides with."""
-    from .calibration.check import _served_model
+    from .calibration.check import served_model
     from .calibration.extract import rule_data, rules_and_gates
     from .calibration.metrics import zone_metrics
 
     cal = rubric.calibration
-    applies = cal is not None and not rubric.stale_reasons(_served_model(run))
+    applies = cal is not None and not rubric.stale_reasons(served_model(run))
     transform = cal.transform if applies else None  # type: ignore[union-attr]
     out = {}
     for unit, rule, is_gate in rules_and_gates(rubric.policy.rules):

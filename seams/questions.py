@@ -7,18 +7,22 @@ change its answer, so ids live only in the mapping that holds the questions.
 
 from __future__ import annotations
 
+import functools
+import json
 import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
-from .state import json_problem, text_problem
+from .state import fingerprint, json_problem, text_problem
 
 #: Instructions and descriptions may be a string, an object or an array (System One §3.1).
 Text: TypeAlias = str | dict[str, Any] | list[Any]
 
 MIN_OPTIONS, MAX_OPTIONS = 2, 255
+#: What a question derives from its wording and keeps (see `_Question`).
+_DERIVED = ("wire_form", "wire_json", "fingerprint")
 MIN_LEVELS, MAX_LEVELS = 2, 10
 
 
@@ -28,6 +32,34 @@ class _Question(BaseModel):
     def wire(self) -> dict[str, Any]:
         """The question as it goes on the wire (no None fields)."""
         return self.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+    # What is derived from a question's wording is computed once per question object (a question
+    # is frozen; a rubric asks the same objects call after call) and kept on it, not in a cache
+    # keyed by `id()`: the values live and die with the question.
+
+    @functools.cached_property
+    def wire_form(self) -> dict[str, Any]:
+        """`wire()`, computed once and shared: read it, never change it (`wire()` gives a copy)."""
+        return self.wire()
+
+    @functools.cached_property
+    def wire_json(self) -> str:
+        """The wire form as compact JSON, as it goes into a request body."""
+        return json.dumps(self.wire_form, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A short hash of the question's wording (`wire()`): what a calibration or a head was
+        fitted against."""
+        return fingerprint(self.wire_form)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:
+        """A copy; with `update`, what was derived from the old wording is dropped with it."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            for name in _DERIVED:
+                copied.__dict__.pop(name, None)
+        return copied
 
     @model_validator(mode="after")
     def _sendable(self) -> Any:

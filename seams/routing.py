@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .decision import Decision, Zone
 from .errors import InputError
-from .judges.base import Judge
+from .judges.base import Judge, JudgeLike, as_judge, judge_problem
 
 if TYPE_CHECKING:
     from .rubric import Rubric
@@ -36,17 +36,21 @@ class Decider(Protocol):
     """Anything that decides a rubric for a state: a `Cascade`, or a judge wrapped by `JudgeDecider`.
 
     `known` holds answers that code knows for certain (see `Rubric.decide`); a decider passes them
-    to every decision it makes, so no wrapper can lose them.
+    to every decision it makes, the error path's included, so no wrapper can lose them.
+    `keep_state` keeps the state in the decision (for an audit log that records it).
     """
 
-    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision: ...
+    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+               keep_state: bool = False) -> Decision: ...
 
-    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision: ...
+    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+                      keep_state: bool = False) -> Decision: ...
 
-    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]: ...
+    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                    keep_state: bool = False) -> list[Decision]: ...
 
-    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
-                           known: Known | None = None) -> list[Decision]: ...
+    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                           keep_state: bool = False) -> list[Decision]: ...
 
 
 @dataclass(frozen=True)
@@ -55,34 +59,36 @@ class JudgeDecider:
 
     judge: Judge | None = None
 
-    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
-        return rubric.decide(state, judge=self.judge, known=known)
+    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+               keep_state: bool = False) -> Decision:
+        return rubric.decide(state, judge=self.judge, known=known, keep_state=keep_state)
 
-    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
-        return await rubric.adecide(state, judge=self.judge, known=known)
+    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+                      keep_state: bool = False) -> Decision:
+        return await rubric.adecide(state, judge=self.judge, known=known, keep_state=keep_state)
 
-    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]:
-        return rubric.decide_many(states, judge=self.judge, known=known)
+    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                    keep_state: bool = False) -> list[Decision]:
+        return rubric.decide_many(states, judge=self.judge, known=known, keep_state=keep_state)
 
-    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
-                           known: Known | None = None) -> list[Decision]:
-        return await rubric.adecide_many(states, judge=self.judge, known=known)
+    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                           keep_state: bool = False) -> list[Decision]:
+        return await rubric.adecide_many(states, judge=self.judge, known=known, keep_state=keep_state)
 
 
-def as_decider(judge: Judge | Decider | None) -> Decider:
-    """A judge, a decider (a `Cascade`) or None (the shipped model), as a `Decider`."""
+def as_decider(judge: Judge | JudgeLike | Decider | None) -> Decider:
+    """A judge (duck-typed ones included: `as_judge`), a decider (a `Cascade`) or None (the
+    shipped model), as a `Decider`; anything else an `InputError` naming what a judge lacks."""
     from .rubric import Rubric
 
     if judge is None:
         return JudgeDecider(None)
-    if isinstance(judge, Judge):
-        return JudgeDecider(judge)
-    if isinstance(judge, Decider) and not isinstance(judge, Rubric):
+    if isinstance(judge, Decider) and not isinstance(judge, Rubric | Judge):
         return judge
-    raise InputError(
-        f"expected a judge, a Cascade or None, got {type(judge).__name__}; a judge has `model_id`, `ask`, `aask`, "
-        "`ask_many` and `aask_many` (subclass seams.judges.Judge, or SyncJudge, for the many-state defaults)"
-    )
+    problem = judge_problem(judge)
+    if problem is not None:
+        raise InputError(f"expected a judge, a Cascade or None: {problem}")
+    return JudgeDecider(as_judge(judge))
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,9 @@ class Cascade:
         The cheap judge (None: the shipped local model).
     strong:
         A stronger judge, or a callable target `(rubric, state, weak_decision) -> outcome name
-        | Decision` (sync or async) — for example a stronger LLM prompted with the rubric.
+        | Decision` (sync or async) — for example a stronger LLM prompted with the rubric. The
+        weak decision it is handed carries the `known` answers in its `answers`, also when the
+        weak judge failed (`zone='error'`): a target can trust what it is handed.
     escalate_zones:
         Zones of the weak decision that escalate. The band (the policy's uncertain zone, gate
         bands included) and `error` (the weak judge failed) by default: a confident decision is
@@ -116,13 +124,14 @@ class Cascade:
 
     def __init__(
         self,
-        weak: Judge | None,
-        strong: Judge | Target,
+        weak: Judge | JudgeLike | None,
+        strong: Judge | JudgeLike | Target,
         *,
         escalate_zones: Iterable[Zone] = ("band", "error"),
     ) -> None:
-        self.weak = weak
-        self.strong = strong
+        self.weak = as_judge(weak) if weak is not None else None
+        self.strong: Judge | Target = (as_judge(strong) if judge_problem(strong) is None  # type: ignore[arg-type]
+                                       else _target(strong))
         self.escalate_zones = frozenset(escalate_zones)
         self._lock = threading.Lock()
         self.weak_calls = 0
@@ -130,8 +139,8 @@ class Cascade:
 
     @property
     def model_id(self) -> str:
-        weak = getattr(self.weak, "model_id", "default")
-        strong = getattr(self.strong, "model_id", getattr(self.strong, "__name__", "callable"))
+        weak = self.weak.model_id if self.weak is not None else "default"
+        strong = self.strong.model_id if isinstance(self.strong, Judge) else _target_name(self.strong)
         return f"cascade({weak}->{strong})"
 
     def _count(self, weak: int, strong: int) -> None:
@@ -196,9 +205,8 @@ class Cascade:
     def _target(self, rubric: Rubric, state: Any, first: Decision, result: Any) -> Decision:
         """A sync call's strong-target answer; an async target needs the async path."""
         if inspect.isawaitable(result):
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()  # never started: close it rather than leave an un-awaited coroutine
+            if inspect.iscoroutine(result):
+                result.close()  # never started: close it rather than leave an un-awaited coroutine
             raise InputError("an async strong target needs the async path: await cascade.aroute(...)")
         return _from_target(rubric, first, result, self.strong)
 
@@ -207,22 +215,38 @@ class Cascade:
         return [Routed(seconds[i], "strong", (d, seconds[i])) if i in seconds else Routed(d, "weak", (d,))
                 for i, d in enumerate(firsts)]
 
-    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
+    def decide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+               keep_state: bool = False) -> Decision:
         """The final decision (the `Decider` protocol)."""
-        return self.route(rubric, state, known=known).decision
+        return self.route(rubric, state, known=known, keep_state=keep_state).decision
 
-    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None) -> Decision:
-        return (await self.aroute(rubric, state, known=known)).decision
+    async def adecide(self, rubric: Rubric, state: Any, *, known: Known | None = None,
+                      keep_state: bool = False) -> Decision:
+        return (await self.aroute(rubric, state, known=known, keep_state=keep_state)).decision
 
-    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None) -> list[Decision]:
-        return [r.decision for r in self.route_many(rubric, states, known=known)]
+    def decide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                    keep_state: bool = False) -> list[Decision]:
+        return [r.decision for r in self.route_many(rubric, states, known=known, keep_state=keep_state)]
 
-    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *,
-                           known: Known | None = None) -> list[Decision]:
-        return [r.decision for r in await self.aroute_many(rubric, states, known=known)]
+    async def adecide_many(self, rubric: Rubric, states: Sequence[Any], *, known: Known | None = None,
+                           keep_state: bool = False) -> list[Decision]:
+        return [r.decision for r in await self.aroute_many(rubric, states, known=known, keep_state=keep_state)]
 
     def __repr__(self) -> str:
         return f"Cascade({self.weak!r}, {self.strong!r}, escalate_zones={sorted(self.escalate_zones)})"
+
+
+def _target(strong: object) -> Target:
+    """A strong side that is not a judge: it must be a callable target."""
+    if not callable(strong):
+        raise InputError(f"a Cascade's strong side is a judge or a callable target; {judge_problem(strong)}")
+    return strong
+
+
+def _target_name(target: Any) -> str:
+    """How a callable target (never a judge) is named in a decision's `model`: its `__name__`
+    (a function's, or one a callable object carries), else its type's."""
+    return str(getattr(target, "__name__", type(target).__name__))
 
 
 def _from_target(rubric: Rubric, first: Decision, result: Any, target: Any) -> Decision:
@@ -232,7 +256,7 @@ def _from_target(rubric: Rubric, first: Decision, result: Any, target: Any) -> D
     outcomes = rubric.policy.outcomes
     if not isinstance(result, str) or result not in outcomes:
         raise InputError(
-            f"escalation target {getattr(target, '__name__', target)!r} returned {result!r}; "
+            f"escalation target {_target_name(target)!r} returned {result!r}; "
             f"it must return one of the outcomes rubric {rubric.name!r} declares: {sorted(outcomes)}"
         )
     return first.model_copy(
@@ -240,7 +264,7 @@ def _from_target(rubric: Rubric, first: Decision, result: Any, target: Any) -> D
             "outcome": result,
             "kind": outcomes[result],
             "rule": "escalation",
-            "model": getattr(target, "__name__", type(target).__name__),
+            "model": _target_name(target),
             "error": None,
         }
     )

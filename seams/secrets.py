@@ -186,20 +186,20 @@ _DESCRIPTORS = {
     "necessary", "locked", "rotated", "updated", "needs", "has", "had", "have", "was", "were", "will",
     "should", "must", "can", "could", "would", "may", "might", "does", "did", "do", "yet", "already",
     "on", "in", "at", "under", "behind", "inside", "near", "next", "with", "without", "by", "for", "from",
-    "of", "to", "as", "like", "than", "into", "over", "written", "somewhere", "protected", "handled",
+    "of", "to", "as", "like", "than", "into", "over", "protected", "handled",
     "asked", "requested", "checked", "verified", "accepted", "rejected", "disabled", "enabled", "active",
     "inactive", "configured", "generated", "random", "unique", "memorable", "impossible", "annoying",
-    "identical", "similar", "based", "made", "composed", "printed", "stuck", "posted", "pinned", "noted",
+    "identical", "similar", "based", "made", "composed", "stuck", "posted", "pinned", "noted",
     "recorded", "obvious", "predictable", "guessable", "public", "common", "typed", "entered", "case",
     "mine", "yours", "theirs", "hers", "his", "ours", "unchanged", "outdated", "current",
     "the", "a", "an", "my", "your", "her", "our", "their", "its", "this", "that", "these", "those",
-    "nicht", "pas", "non", "no", "kein", "obligatoire", "requis", "erforderlich", "requerida", "necesaria",
-    "vergessen", "oublie", "olvidada", "trop", "court", "courte", "long", "longue", "abgelaufen", "zu", "kurz",
+    "nicht", "pas", "non", "kein", "obligatoire", "requis", "erforderlich", "requerida", "necesaria",
+    "vergessen", "oublie", "olvidada", "trop", "court", "courte", "longue", "abgelaufen", "zu", "kurz",
     "lang", "obligatoria", "obligatorio", "corta", "corto", "larga", "incorrecta", "incorrecto", "falsch",
     "richtig", "faux", "demasiado", "muy", "sehr", "tres", "geheim", "segura", "seguro", "sicher", "change",
     "cambiada", "geandert", "expiree", "caducada", "vencida", "errada", "curta", "forte", "debole", "breve",
     "it", "he", "she", "they", "we", "i", "you", "below", "above", "attached", "following", "where", "how",
-    "why", "whose", "mine", "yours",
+    "why", "whose",
 }
 #: After a determiner, words that make the value a description ("the same as", "the name of my dog").
 _HINTS = {"same", "name", "one", "usual", "default", "standard", "old", "new", "first", "last", "birthday",
@@ -272,7 +272,7 @@ def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
         return None
     # a plain word: the password itself ("swordfish"), or the first word of a passphrase; sure only
     # after an English copula or a colon (elsewhere the word lists above know too little)
-    english = re.fullmatch(r"\s*(?:is|was|are|is now|is still|is set to|will be|[:=]|->|=>)\s*", m.group("sep"), re.I)
+    english = re.fullmatch(r"\s*(?:is|was|are|is now|is still|is set to|will be|[:=]|->|=>)\s*", m.group("sep"), re.IGNORECASE)
     end = len(words)
     for i, (_, _, w) in enumerate(words[1:], start=1):
         if w.lower() in _DESCRIPTORS:

@@ -6,6 +6,7 @@ models; backtick references in instructions are checked against an object state'
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -107,6 +108,11 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def fingerprint(value: Any) -> str:
+    """A short, stable hash of a JSON value (sorted keys, no whitespace)."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:16]
+
+
 def render_text(value: Any) -> str:
     """Plain text of an instruction, description or state value for a text model.
 
@@ -163,4 +169,4 @@ def backtick_refs(value: Any) -> list[str]:
     return []
 
 
-__all__ = ["MAX_DEPTH", "State", "backtick_refs", "canonical_json", "check_state", "json_problem", "render_text", "text_problem"]
+__all__ = ["MAX_DEPTH", "State", "backtick_refs", "canonical_json", "check_state", "fingerprint", "json_problem", "render_text", "text_problem"]

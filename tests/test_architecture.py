@@ -68,3 +68,47 @@ def test_the_core_loads_no_client_server_or_fitting_stack(code: str) -> None:
     heavy = {"httpx", "zstandard", "fastapi", "uvicorn", "starlette", "typer", "sklearn", "scipy", "training",
              "seams.cli", "seams.server", "seams.calibration", "seams.judges.remote"}
     assert loaded & heavy == set()
+
+
+def _imports_from() -> list[tuple[str, int, str, str]]:
+    """(module, line, absolute module imported from, name) for every `from X import name` in the
+    package, relative imports resolved, imports under `TYPE_CHECKING` included."""
+    import ast
+
+    out = []
+    for path in sorted((ROOT / "seams").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        package = ".".join(parts[:-1])  # what `.` means in this file
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            out += [(module, node.lineno, source, alias.name) for alias in node.names]
+    return out
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """`_name` is private to the module that defines it: another module that needs it is told to
+    make it public (and say so), not to reach in. Private *modules* (`seams.judges._wire`) may be
+    imported inside their package; their public names are what is imported."""
+    found = [f"{m}:{line}: from {src} import {name}" for m, line, src, name in _imports_from()
+             if name.startswith("_") and not name.startswith("__") and src != m]
+    assert found == [], "imports of another module's private name:\n" + "\n".join(found)
+
+
+def test_no_module_imports_the_package_root() -> None:
+    """`seams/__init__.py` is the curated surface at the top of the layers, so nothing below it
+    imports from it (a submodule imported by name, `from . import app`, is not the root)."""
+    modules = {f"seams.{m.name}" for m in pkgutil.iter_modules(seams.__path__)}
+    found = []
+    for m, line, src, name in _imports_from():
+        if m == "seams":
+            continue
+        if src == "seams" and f"seams.{name}" not in modules:
+            found.append(f"{m}:{line}: from seams import {name}")
+    assert found == [], "imports of the package root:\n" + "\n".join(found)

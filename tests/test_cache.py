@@ -18,7 +18,7 @@ from servers import OK
 from seams import Choice, Noul, Score
 from seams.answers import Usage
 from seams.errors import StateError
-from seams.judges import CachedJudge, RemoteJudge, RetryPolicy
+from seams.judges import CachedJudge, RemoteJudge, RetryPolicy, SyncJudge
 
 QUESTIONS = {
     "billing": Noul(instructions="Is this about billing?"),
@@ -228,8 +228,9 @@ def test_ask_many_batches_misses_through_the_inner_bulk_path(tmp_path, tiny_mode
 
     local = LocalJudge(tiny_model_dir)
 
-    class Counting:  # the inner judge, counting how it is called
+    class Counting(SyncJudge):  # the inner judge, counting how it is called
         model_id = local.model_id
+        batches = True
         many = single = 0
 
         def ask_many(self, states, questions):

@@ -145,3 +145,26 @@ def test_wrappers_and_the_remote_judge_are_judges(tmp_path, mock) -> None:
             cached.ask(STATES[0], QUESTIONS).answers
             == Cassette(path, mode="replay").ask(STATES[0], QUESTIONS).answers
         )
+
+
+def test_ask_many_records_what_it_lacks_in_one_call_and_replays_the_rest(tmp_path) -> None:
+    from seams.judges import Cassette
+
+    from .fixed_judge import FixedJudge
+
+    class Counting(FixedJudge):
+        batches = True
+        many = 0
+
+        def ask_many(self, states, questions):
+            self.many += 1
+            return super().ask_many(states, questions)
+
+    inner = Counting({"q": 0.7})
+    qs = {"q": Noul(instructions="Is it?")}
+    tape = Cassette(tmp_path / "c.jsonl", inner)
+    assert tape.batches
+    first = tape.ask_many(["a", "b", "a"], qs)
+    assert inner.many == 1 and inner.calls == 2 and len(tape) == 2  # "a" asked once
+    again = Cassette(tmp_path / "c.jsonl", mode="replay").ask_many(["b", "a"], qs)
+    assert [a["q"].noul for a in again] == [first[1]["q"].noul, first[0]["q"].noul]

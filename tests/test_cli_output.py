@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from seams.rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
 from seams.calibration.writeback import write_calibration
 from seams.cli import _register, app
 from seams.judges.local import LocalJudge
 from seams.rubric import Rubric
+from seams.rubric.calibration import CalibrationBlock, Calibrator, QuestionCalibration, RuleThresholds
 from seams.rubric.rubric import question_fingerprint
 
 _register()

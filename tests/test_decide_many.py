@@ -19,7 +19,7 @@ from seams.answers import Answers, NoulAnswer
 from seams.builtin.tools import ToolSelector
 from seams.errors import InputError, ServiceUnavailable, StateError
 from seams.judges import Judge, LocalJudge, RemoteJudge, SyncJudge
-from seams.judges.base import answer_each
+from seams.judges.base import answers_or_errors
 from seams.rubric import Rubric
 
 from .fixed_judge import FixedJudge
@@ -132,9 +132,9 @@ def test_bad_states_raise_before_anything_is_asked() -> None:
     assert judge.asks == 0 and RUBRIC.decide_many([], judge) == []
 
 
-def test_answer_each_gives_each_state_its_answers_or_its_error() -> None:
+def test_answers_or_errors_gives_each_state_its_answers_or_its_error() -> None:
     judge = ByLength(fail_on="Bananas", fail_batches=True)
-    got = answer_each(judge, STATES, RUBRIC.questions)
+    got = answers_or_errors(judge, STATES, RUBRIC.questions)
     assert [type(g).__name__ for g in got] == ["Answers", "Answers", "Answers", "ServiceUnavailable"]
     assert judge.batches_asked == 1 and judge.asks == 4
 
@@ -173,3 +173,81 @@ def test_the_tool_selector_asks_as_its_rubric_says() -> None:
     judge.gate_states = []
     ToolSelector({"search": "find things", "mail": "send mail"}, judge=judge).select("find a cat")
     assert judge.gate_states and all(s["request"] == "find a cat" for s in judge.gate_states)
+
+
+def test_a_duck_typed_judge_with_every_documented_member_is_taken_everywhere(tmp_path) -> None:
+    """`model_id`, `ask`, `aask`, `ask_many`, `aask_many` and nothing else (no `batches`, no
+    `answer_identity`): the contract's defaults fill the rest."""
+    from seams.answers import Answers, NoulAnswer
+    from seams.builtin.passages import PassageGate
+    from seams.judges import CachedJudge
+    from seams.judges.base import as_judge
+    from seams.routing import Cascade
+
+    class Duck:
+        model_id = "duck"
+
+        def ask(self, state, questions):
+            return Answers(model="duck", answers={q: NoulAnswer(noul=0.9) for q in questions})
+
+        async def aask(self, state, questions):
+            return self.ask(state, questions)
+
+        def ask_many(self, states, questions):
+            return [self.ask(s, questions) for s in states]
+
+        async def aask_many(self, states, questions):
+            return self.ask_many(states, questions)
+
+    judge = as_judge(Duck())
+    assert (judge.model_id, judge.batches, judge.answer_identity, judge.description) == ("duck", False, "duck", None)
+    noul = Rubric.loads("name: r\nversion: 1\nstate: {type: text}\nquestions:\n  q: {type: noul}\npolicy:\n  outcomes: {yes: act, no: refuse}\n"
+                        "  rules: [{id: q, question: q, high: 0.5, then: yes, else: no}]\n  default: no\n")
+    assert noul.decide("hi", Duck()).outcome == "yes"
+    assert asyncio.run(noul.adecide("hi", Duck())).outcome == "yes"
+    assert Cascade(Duck(), Duck()).decide(noul, "hi").outcome == "yes"
+    with CachedJudge(Duck(), tmp_path / "c.sqlite") as cached:
+        assert noul.decide("hi", cached).model == "duck" and len(cached) == 1
+    PassageGate(judge=Duck())
+
+
+def test_every_wrapper_forwards_batches_model_id_and_identity(tmp_path) -> None:
+    """One base (`WrappedJudge`) for every judge over another: a cache, a cassette, asked-alone
+    and tracing all say what the judge inside says."""
+    from seams.judges import CachedJudge, Cassette
+    from seams.judges.base import WrappedJudge
+    from seams.rubric.alone import AskedAlone
+
+    class Batching(FixedJudge):
+        batches = True
+
+        @property
+        def answer_identity(self) -> str:
+            return "fixed-1|pairs-per-run:32"
+
+    inner = Batching({})
+    wrappers = [CachedJudge(inner, tmp_path / "c.sqlite"), Cassette(tmp_path / "c.jsonl", inner),
+                AskedAlone(inner, {"q": {"query": "x"}})]
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+
+        from seams.integrations.otel import TracingJudge
+
+        wrappers.append(TracingJudge(inner, TracerProvider().get_tracer("t")))
+    except ModuleNotFoundError:  # pragma: no cover - the otel extra is installed by .ci/run
+        pass
+    for w in wrappers:
+        assert isinstance(w, WrappedJudge), type(w).__name__
+        assert (w.batches, w.model_id, w.answer_identity) == (True, "fixed-1", "fixed-1|pairs-per-run:32"), w
+
+
+def test_a_refused_judge_is_told_what_it_lacks() -> None:
+    class Half:
+        model_id = "half"
+
+        def ask(self, state, questions): ...
+
+    from seams.routing import Cascade
+
+    with pytest.raises(InputError, match=r"Half is not a judge: it has no `aask`, `ask_many`, `aask_many`"):
+        Cascade(Half(), lambda rubric, state, weak: "x")

@@ -14,9 +14,9 @@ from test_server import serving
 from typer.testing import CliRunner
 
 from seams.calibration.dataset import load_jsonl
+from seams.calibration.distill import distill, read_states
 from seams.calibration.fit import FitOptions
 from seams.cli import _register, app
-from seams.calibration.distill import distill, read_states
 from seams.errors import LabelledSetError
 from seams.judges.local import LocalJudge
 from seams.judges.remote import RemoteJudge
@@ -35,7 +35,7 @@ def teacher():
 
 
 def test_distilling_from_a_served_teacher(teacher, tiny_features_dir: Path, tmp_path: Path) -> None:
-    gold, url = teacher
+    _gold, url = teacher
     rubric = Rubric.loads(RUBRIC)
     states = [(r["id"], r["state"]) for r in ROWS]
     remote = RemoteJudge("gold-teacher-1", base_url=url)

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-BLOCK = re.compile(r"^```(python|bash)\n(.*?)^```", re.M | re.S)
+BLOCK = re.compile(r"^```(python|bash)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 NO_RUN = re.compile(r"<!--\s*no-run:\s*(.+?)\s*-->\s*$")
 #: At most this many blocks may be left unrun; each one needs a reason in its marker. (Three are
 #: docs/training.md's pipeline commands, three the remote judge's, which needs a server and a key.)

@@ -118,7 +118,7 @@ def test_tool_agent_picks_tools_and_none_when_none_fits() -> None:
         assert_clear(selector.rubric, selector.select(request).decision, request)
 
     out = run("tool_agent.py")
-    picks = dict(re.findall(r"^(.+)\n  -> (\S+)", out, flags=re.M))
+    picks = dict(re.findall(r"^(.+)\n  -> (\S+)", out, flags=re.MULTILINE))
     assert picks["How far is Paris from Berlin?"] == "geodistance.find"
     assert picks["Book me a double room at the Hilton in Chicago for next Friday."] == "book_room"
     assert picks["Write a haiku about autumn leaves."] == "(no"
@@ -146,7 +146,7 @@ def test_agent_loop_shows_the_refusal_the_queue_and_its_overcautious_escalation(
     assert len(clear) <= len(handed) <= 5  # each hand-over names its rule and number
     # asks_human is asked of the message alone, so the travel question is handed over by scope
     assert re.search(r"Lisbon\?\n  agent: \[handed to a person: scope: out_of_scope 0\.2\d\]", out)
-    routed = re.findall(r"^  \[(\w+)-llm\] answering: ", out, flags=re.M)
+    routed = re.findall(r"^  \[(\w+)-llm\] answering: ", out, flags=re.MULTILINE)
     assert routed == ["medium"] * 5
 
 

@@ -15,14 +15,15 @@ from typer.testing import CliRunner
 from seams.calibration.check import check_calibration
 from seams.calibration.dataset import loads_jsonl
 from seams.calibration.fit import FitOptions
-from seams.calibration.heads import HeadFitter, calibrate_with_heads, collect
+from seams.calibration.head_fitting import HeadFitter, calibrate_with_heads, collect
 from seams.calibration.run import RunResult
 from seams.calibration.writeback import with_block, write_calibration
 from seams.cli import _register, app
 from seams.errors import ConfigError, HeadMismatch, InputError
 from seams.judges.local import LocalJudge
+from seams.judges.local.headed import HeadedJudge
 from seams.rubric import Rubric
-from seams.rubric.heads import HeadedJudge, rubric_heads, with_heads
+from seams.rubric.heads import rubric_heads, with_heads
 
 _register()
 
@@ -154,7 +155,7 @@ def test_a_choice_head_is_a_softmax_over_the_items_options_with_a_bias_per_optio
     features say nothing the per-option biases learn how often each option is right."""
     from scipy.optimize import check_grad
 
-    from seams.calibration.heads import _softmax_loss
+    from seams.calibration.head_fitting import _softmax_loss
 
     rng = np.random.default_rng(3)
     x, gold = rng.normal(size=(40, 3, 6)), rng.integers(0, 3, 40)

@@ -78,17 +78,17 @@ def endless(conn) -> None:
 
 def test_an_endless_body_stops_at_the_cap(raw_server) -> None:
     server = raw_server(endless)
-    with judge(server.url, timeout=30, total_budget=60, max_response_bytes=1 << 20) as remote:
-        with pytest.raises(ProtocolError, match="over 1,048,576 bytes"):
-            remote.ask("billing", NOUL)
+    with (judge(server.url, timeout=30, total_budget=60, max_response_bytes=1 << 20) as remote,
+          pytest.raises(ProtocolError, match="over 1,048,576 bytes")):
+        remote.ask("billing", NOUL)
     assert server.gone.wait(5)
 
 
 def test_a_declared_length_over_the_cap_is_refused_unread(scripted) -> None:
     server = scripted([(200, {}, b"{" + b" " * (2 << 20) + b"}")])
-    with judge(server.url, timeout=30, total_budget=60, max_response_bytes=1 << 20) as remote:
-        with pytest.raises(ProtocolError, match="max_response_bytes"):
-            remote.ask("billing", NOUL)
+    with (judge(server.url, timeout=30, total_budget=60, max_response_bytes=1 << 20) as remote,
+          pytest.raises(ProtocolError, match="max_response_bytes")):
+        remote.ask("billing", NOUL)
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "zstd"])

@@ -266,15 +266,15 @@ def test_a_callers_http_client_is_used_and_left_open(mock) -> None:
 
     seen = []
     with httpx.Client(event_hooks={"request": [seen.append]}) as client:
-        with RemoteJudge(base_url=mock.url, api_key="k", http_client=client) as judge:
+        with RemoteJudge(base_url=mock.url, api_key="k", client=client) as judge:
             judge.ask("hi", QUESTION_SETS["support"])
         assert seen and seen[0].headers["Authorization"] == "Bearer k"
         assert not client.is_closed
 
 
-def test_a_transport_is_taken_as_httpx_takes_one(mock) -> None:
-    """`transport=` / `async_transport=` go to the clients the judge creates (here real
-    loopback transports that count what they carry)."""
+def test_a_transport_goes_inside_the_client_as_httpx_takes_one(mock) -> None:
+    """One injection point per client, as httpx has: a transport (here real loopback transports
+    that count what they carry) is the client's own setting."""
     import httpx
 
     class Counting(httpx.HTTPTransport):
@@ -291,12 +291,31 @@ def test_a_transport_is_taken_as_httpx_takes_one(mock) -> None:
             ACounting.n += 1
             return await super().handle_async_request(request)
 
-    with RemoteJudge(base_url=mock.url, transport=Counting(), async_transport=ACounting()) as judge:
-        one = judge.ask("hi", QUESTION_SETS["support"])
-        other = asyncio.run(judge.aask("hi", QUESTION_SETS["support"]))
+    with httpx.Client(transport=Counting()) as client:
+        async def both():
+            async with httpx.AsyncClient(transport=ACounting()) as aclient, RemoteJudge(
+                base_url=mock.url, client=client, async_client=aclient) as judge:
+                return judge.ask("hi", QUESTION_SETS["support"]), await judge.aask("hi", QUESTION_SETS["support"])
+
+        one, other = asyncio.run(both())
     assert (Counting.n, ACounting.n) == (1, 1) and one.answers == other.answers
-    with pytest.raises(ConfigError, match="not both"), httpx.Client() as client:
-        RemoteJudge(base_url=mock.url, transport=Counting(), http_client=client)
+
+
+@pytest.mark.parametrize("old, new", [("http_client", "client=httpx.Client"),
+                                      ("async_http_client", "async_client=httpx.AsyncClient"),
+                                      ("transport", r"client=httpx.Client\(transport="),
+                                      ("async_transport", r"async_client=httpx.AsyncClient\(transport=")])
+def test_the_old_http_injection_points_say_what_replaced_them(mock, old, new) -> None:
+    with pytest.raises(ConfigError, match=f"{old}= is now {new}"):
+        RemoteJudge(base_url=mock.url, **{old: None})
+
+
+def test_a_client_of_the_wrong_kind_is_refused(mock) -> None:
+    import httpx
+
+    with (httpx.Client() as sync_client,
+          pytest.raises(ConfigError, match="async_client must be an httpx.AsyncClient, got Client")):
+        RemoteJudge(base_url=mock.url, async_client=sync_client)
 
 
 def test_a_client_it_creates_and_one_passed_in_send_the_same_request(scripted) -> None:
@@ -309,8 +328,8 @@ def test_a_client_it_creates_and_one_passed_in_send_the_same_request(scripted) -
     with httpx.Client() as client:
         async def via_async_client():
             async with httpx.AsyncClient() as aclient, RemoteJudge(
-                base_url=server.url, api_key="k", headers={"X-Team": "t"}, http_client=client,
-                async_http_client=aclient,
+                base_url=server.url, api_key="k", headers={"X-Team": "t"}, client=client,
+                async_client=aclient,
             ) as judge:
                 judge.ask("hi", QUESTION_SETS["support"])
                 await judge.aask("hi", QUESTION_SETS["support"])

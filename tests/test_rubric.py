@@ -253,3 +253,26 @@ def test_pydantic_errors_read_the_same_wherever_they_are_met(extra, fields, need
             attempt()
         seen.append(str(info.value))
     assert all(needle in m for m in seen), seen
+
+
+def test_the_decision_path_hashes_nothing_once_the_rubric_has_decided(monkeypatch) -> None:
+    """The rubric's hash, its policy's and its questions' fingerprints (what staleness reads) are
+    computed once on the frozen rubric, not per decision (bench/decision_path.py measures it)."""
+    import warnings
+
+    import seams.rubric.rubric as module
+    import seams.state as state_module
+    from seams.answers import Answers, NoulAnswer
+
+    rubric = Rubric.builtin("confirm-before-act")
+    answers = Answers(model=rubric.calibration.model,
+                      answers={"irreversible": NoulAnswer(noul=0.2), "matches": NoulAnswer(noul=0.9)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = rubric.decide_answers(answers)
+        calls = []
+        real = state_module.fingerprint
+        monkeypatch.setattr(module, "fingerprint", lambda v: calls.append(v) or real(v))
+        monkeypatch.setattr(state_module, "fingerprint", lambda v: calls.append(v) or real(v))
+        again = [rubric.decide_answers(answers) for _ in range(5)]
+    assert calls == [] and all(d.rubric_hash == first.rubric_hash and d.calibrated for d in again)

@@ -1,4 +1,4 @@
-"""`seams score` on the single-process engine (seams/score.py, seams/cli/score.py): the tiny ONNX
+"""`seams score` on the single-process engine (seams/traces.py, seams/cli/score.py): the tiny ONNX
 model over JSONL and Parquet traces, the same decisions as `Rubric.decide`, resuming after a crash
 (a torn last line included), bad input named before anything is written, a failing judge."""
 
@@ -15,7 +15,7 @@ from seams import Rubric
 from seams.cli import _register, app
 from seams.errors import InputError, StateError
 from seams.judges import LocalJudge, RemoteJudge
-from seams.score import score
+from seams.traces import score
 
 _register()
 
@@ -120,7 +120,7 @@ def test_the_command_scores_resumes_and_reports(tmp_path, tiny_model_dir):
     second = CliRunner().invoke(app, args, catch_exceptions=False)
     assert json.loads(second.stdout)["skipped"] == 9 and json.loads(second.stdout)["scored"] == 0
     bad = CliRunner().invoke(app, [*args, "--engine", "spark"])
-    assert bad.exit_code == 2 and "--engine must be 'local' or 'ray', got 'spark'" in bad.output
+    assert bad.exit_code == 2 and "--engine" in bad.output and "spark" in bad.output
 
 
 def test_a_state_the_judge_refuses_stops_the_run_naming_the_trace(tmp_path, tiny_model_dir):

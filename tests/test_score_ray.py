@@ -20,7 +20,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from seams.cli import _register, app  # noqa: E402
 from seams.judges import LocalJudge  # noqa: E402
-from seams.score import score  # noqa: E402
+from seams.traces import score
 
 _register()
 pytestmark = pytest.mark.timeout(600)

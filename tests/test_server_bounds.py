@@ -18,9 +18,9 @@ import pytest
 from servers import read_message
 from test_server import serving
 
+from seams.errors import JudgeTimeout, QuestionError
 from seams.judges.local import LocalJudge
 from seams.limits import work_limits
-from seams.errors import JudgeTimeout, QuestionError
 from seams.server import create_app
 
 OPTIONS = [f"option {i}" for i in range(255)]

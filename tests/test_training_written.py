@@ -3,10 +3,9 @@
 import json
 import random
 
+from seams.questions import parse_questions
 from training import written as WR
 from training.train import make_batches
-
-from seams.questions import parse_questions
 
 
 def _item(kind: str, label: object, line_id: str = "banking_support/g001/a") -> WR.Item:

@@ -93,9 +93,8 @@ def test_local_and_cached_judges_raise_input_errors(local, tmp_path, name, state
 @pytest.mark.parametrize(("name", "state", "questions"), BAD, ids=IDS)
 def test_remote_judge_raises_input_errors_before_sending(scripted, name, state, questions) -> None:
     server = scripted([OK])
-    with RemoteJudge(base_url=server.url, retry=NO_RETRY) as judge:
-        with pytest.raises(SeamsError) as info:
-            judge.ask(state, questions)
+    with RemoteJudge(base_url=server.url, retry=NO_RETRY) as judge, pytest.raises(SeamsError) as info:
+        judge.ask(state, questions)
     assert_input_error(info.value)
     assert server.count == 0  # nothing was sent
 

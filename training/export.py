@@ -90,7 +90,7 @@ def export_onnx(final_dir: Path, onnx_path: Path) -> None:
 FEATURES = "features"
 
 
-def _WithFeatures(torch: Any, model: Any) -> Any:  # noqa: N802 - builds a module class lazily
+def _WithFeatures(torch: Any, model: Any) -> Any:
     class _F(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
@@ -186,6 +186,7 @@ def fit_choice_temperature(int8: Path, tokenizer_json: Path, data: Path | None =
     import random
 
     from seams.judges.local.hypotheses import choice_hypotheses, focus, state_text
+
     from .mixture import DEFAULT_DATA, _candidates, tool_items
     from .wordings import held_out_wordings, train_wordings
 

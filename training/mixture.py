@@ -25,6 +25,7 @@ from typing import Any
 
 from seams.judges.local.hypotheses import choice_hypotheses, focus, noul_hypothesis, state_text
 from seams.questions import Choice, Noul
+
 from . import SHARED_DATA
 from . import wordings as W
 

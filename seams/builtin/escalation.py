@@ -252,13 +252,13 @@ class OutputCheck(_Face):
     def grade(self, request: str, draft: str, *, sources: str | Sequence[str] | None = None) -> Grade:
         """Grade `draft`. Without `sources`, or when the sources contain the draft word for word,
         the source flags are 0 by construction, not asked."""
-        return self._result(self._decide(self._state(request, draft, sources), self._known(draft, sources)))
+        return self._result(self._decide(self._state(request, draft, sources), self._known_source_flags(draft, sources)))
 
     async def agrade(self, request: str, draft: str, *, sources: str | Sequence[str] | None = None) -> Grade:
         state = self._state(request, draft, sources)
-        return self._result(await self._adecide(state, self._known(draft, sources)))
+        return self._result(await self._adecide(state, self._known_source_flags(draft, sources)))
 
-    def _known(self, draft: str, sources: str | Sequence[str] | None) -> Known:
+    def _known_source_flags(self, draft: str, sources: str | Sequence[str] | None) -> Known:
         """Source flags decided in code: 0 without sources (nothing to contradict or support), and
         0 for a draft that its sources contain word for word (a quote is supported by what it
         quotes and cannot contradict it)."""

@@ -362,7 +362,7 @@ class MemoryGate:
         early, pairs, states = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        edits, groups = self._known(candidate, pairs)
+        edits, groups = self._known_relations(candidate, pairs)
         decisions: list[Decision | None] = [None] * len(states)
         for known, idx in groups:
             for i, d in zip(idx, self.decider.decide_many(self.rubric, [states[i] for i in idx], known=known),
@@ -375,7 +375,7 @@ class MemoryGate:
         early, pairs, states = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        edits, groups = self._known(candidate, pairs)
+        edits, groups = self._known_relations(candidate, pairs)
         decisions: list[Decision | None] = [None] * len(states)
         for known, idx in groups:
             got = await self.decider.adecide_many(self.rubric, [states[i] for i in idx], known=known)
@@ -383,7 +383,7 @@ class MemoryGate:
                 decisions[i] = d
         return self._finish(candidate, pairs, decisions, edits)  # type: ignore[arg-type]
 
-    def _known(self, candidate: str, pairs: list[tuple[str | None, str]]
+    def _known_relations(self, candidate: str, pairs: list[tuple[str | None, str]]
                ) -> tuple[list[Edit | None], list[tuple[dict[str, Any], list[int]]]]:
         """What code knows about each pair's relation, and the pairs grouped by it (one
         `decide_many` per group): a candidate that is a minimal edit of the memory (a negation, a
@@ -415,7 +415,7 @@ class MemoryGate:
                 edits: list[Edit | None]) -> Admission:
         """Combine, keeping the edits only where their pair was decided (not failed)."""
         return self._combine(candidate, pairs, decisions,
-                             [e if d.zone != "error" else None for e, d in zip(edits, decisions, strict=True)])
+                             [e if d.error is None else None for e, d in zip(edits, decisions, strict=True)])
 
     def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
                  edits: list[Edit | None] | None = None) -> Admission:
@@ -427,7 +427,8 @@ class MemoryGate:
         """
         edits = edits or [None] * len(decisions)
         ds = tuple(decisions)
-        errors = [d for d in ds if d.zone == "error"]
+        # a failed judge (a strong side that decided after a weak failure is a decision, not an error)
+        errors = [d for d in ds if d.error is not None]
         if errors:  # fail closed: unasked, the secret question is not a "no"
             return Admission(errors[0].outcome, candidate, f"judge failed: {errors[0].error}",  # type: ignore[arg-type]
                              redacted=redact_values(candidate), decision=errors[0], decisions=ds)

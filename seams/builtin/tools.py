@@ -31,8 +31,9 @@ from typing import Any
 from ..answers import Answers, ChoiceAnswer, NoulAnswer
 from ..decision import Decision
 from ..errors import InputError, JudgeError
-from ..judges.base import Judge
+from ..judges.base import Judge, JudgeLike, as_judge, judge_problem
 from ..questions import MAX_OPTIONS, Choice, Noul
+from ..routing import Decider
 from ..rubric import Rubric
 from ._common import load_rubric
 
@@ -127,12 +128,16 @@ class ToolSelector:
     """
 
     def __init__(self, tools: Sequence[Tool | Mapping[str, Any]] | Mapping[str, str | None], *,
-                 rubric: Rubric | str | None = None, judge: Judge | None = None, top_k: int = 3,
+                 rubric: Rubric | str | None = None, judge: Judge | JudgeLike | None = None, top_k: int = 3,
                  beam: int = 3, group_size: int = 16, short_words: int = 16, full_words: int = 48) -> None:
         if top_k < 1 or beam < 1 or group_size < 2:
             raise InputError("top_k and beam must be at least 1, group_size at least 2")
-        if judge is not None and not isinstance(judge, Judge):
-            raise InputError("ToolSelector asks in stages about different states: pass a judge, not a Cascade")
+        if judge is not None:
+            problem = judge_problem(judge)
+            if problem is not None:
+                raise InputError("ToolSelector asks in stages about different states: pass a judge, not a Cascade"
+                                 if isinstance(judge, Decider) else problem)
+            judge = as_judge(judge)
         self.tools = as_tools(tools)
         self.by_name = {t.name: t for t in self.tools}
         self.rubric = load_rubric(rubric, "tool-selection")

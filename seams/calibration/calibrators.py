@@ -22,10 +22,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.validation import check_is_fitted
 
 from ..rubric.calibration import Calibrator
 
@@ -79,12 +79,12 @@ class PlattCalibrator(BaseEstimator):
         return self
 
     def predict(self, p: ArrayLike) -> np.ndarray:
-        if not hasattr(self, "a_"):
-            raise NotFittedError("PlattCalibrator is not fitted yet; call fit(p, y)")
+        check_is_fitted(self, ["a_", "b_"], msg="PlattCalibrator is not fitted yet; call fit(p, y)")
         z = self.a_ * _logit(np.asarray(p, float)) + self.b_
         return 1 / (1 + np.exp(-z))
 
     def to_block(self) -> Calibrator:
+        check_is_fitted(self, ["a_", "b_"], msg="PlattCalibrator is not fitted yet; call fit(p, y)")
         return Calibrator(method="platt", a=round(self.a_, 6), b=round(self.b_, 6))
 
 
@@ -113,11 +113,11 @@ class IsotonicCalibrator(BaseEstimator):
         return self
 
     def predict(self, p: ArrayLike) -> np.ndarray:
-        if not hasattr(self, "x_"):
-            raise NotFittedError("IsotonicCalibrator is not fitted yet; call fit(p, y)")
+        check_is_fitted(self, ["x_", "y_"], msg="IsotonicCalibrator is not fitted yet; call fit(p, y)")
         return np.interp(np.asarray(p, float), self.x_, self.y_)
 
     def to_block(self) -> Calibrator:
+        check_is_fitted(self, ["x_", "y_"], msg="IsotonicCalibrator is not fitted yet; call fit(p, y)")
         return Calibrator(method="isotonic", x=[round(float(v), 9) for v in self.x_],
                           y=[round(float(v), 9) for v in self.y_])
 
@@ -163,8 +163,7 @@ class TemperatureCalibrator(BaseEstimator):
         return self
 
     def predict(self, dists: Sequence[Sequence[float]]) -> list[np.ndarray]:
-        if not hasattr(self, "temperature_"):
-            raise NotFittedError("TemperatureCalibrator is not fitted yet; call fit(dists, labels)")
+        check_is_fitted(self, "temperature_", msg="TemperatureCalibrator is not fitted yet; call fit(dists, labels)")
         out = []
         for d in dists:
             z = np.log(np.clip(np.asarray(d, float), 1e-12, None)) / self.temperature_
@@ -173,6 +172,7 @@ class TemperatureCalibrator(BaseEstimator):
         return out
 
     def to_block(self) -> Calibrator:
+        check_is_fitted(self, "temperature_", msg="TemperatureCalibrator is not fitted yet; call fit(dists, labels)")
         return Calibrator(method="temperature", temperature=round(self.temperature_, 6))
 
 
@@ -183,6 +183,10 @@ def _cv_log_loss(est: BaseEstimator, p: np.ndarray, y: np.ndarray, folds: int, s
         q = np.clip(est.__class__(**est.get_params()).fit(p[tr], y[tr]).predict(p[te]), 1e-6, 1 - 1e-6)
         losses.append(-np.mean(y[te] * np.log(q) + (1 - y[te]) * np.log1p(-q)))
     return float(np.mean(losses))
+
+
+#: The calibrator methods a fit can be asked for (`FitOptions.calibrator`, `seams calibrate --calibrator`).
+CALIBRATOR_METHODS = ("auto", "platt", "isotonic", "none")
 
 
 def fit_noul_calibrator(p: ArrayLike, y: ArrayLike, method: str = "auto", *, seed: int = 0
@@ -208,4 +212,4 @@ def fit_noul_calibrator(p: ArrayLike, y: ArrayLike, method: str = "auto", *, see
     return (IsotonicCalibrator() if iso < platt else PlattCalibrator()).fit(pa, ya)
 
 
-__all__ = ["IsotonicCalibrator", "PlattCalibrator", "TemperatureCalibrator", "fit_noul_calibrator"]
+__all__ = ["CALIBRATOR_METHODS", "IsotonicCalibrator", "PlattCalibrator", "TemperatureCalibrator", "fit_noul_calibrator"]

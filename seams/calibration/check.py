@@ -82,7 +82,7 @@ class _Scope:
     same: bool
 
 
-def _served_model(run: RunResult) -> str:
+def served_model(run: RunResult) -> str:
     models = [a.model for a in run.answers.values()]
     return max(set(models), key=models.count) if models else run.model
 
@@ -102,7 +102,7 @@ def check_calibration(rubric: Rubric, dataset: LabelledSet, run: RunResult, *, a
     if cal is None:
         out.add("fail", "rubric", "has no calibration block: run `seams calibrate` first")
         return out
-    model = _served_model(run)
+    model = served_model(run)
     from ..rubric.heads import head_stale_reasons
 
     for reason in rubric.stale_reasons(model) + head_stale_reasons(rubric, model):

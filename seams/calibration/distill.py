@@ -28,14 +28,14 @@ import numpy as np
 from ..answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ..errors import InputError, LabelledSetError, StateError
 from ..judges.base import Judge
+from ..judges.local.headed import HeadedJudge
 from ..judges.local.judge import LocalJudge
 from ..routing import Cascade
 from ..rubric import Rubric
-from ..rubric.heads import HeadedJudge
 from ..state import check_state
 from .dataset import LabelledItem, LabelledSet, json_lines
 from .fit import FitOptions
-from .heads import HeadsResult, calibrate_with_heads
+from .head_fitting import HeadsResult, calibrate_with_heads
 from .metrics import clopper_pearson
 from .run import Progress, run_set
 

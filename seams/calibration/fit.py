@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from ..policy import NEXT
 from ..rubric import Rubric, question_fingerprint
 from ..rubric.calibration import (
@@ -34,7 +34,7 @@ from ..rubric.calibration import (
     StoredAnswers,
     ZoneMetrics,
 )
-from .calibrators import TemperatureCalibrator, fit_noul_calibrator
+from .calibrators import CALIBRATOR_METHODS, TemperatureCalibrator, fit_noul_calibrator
 from .dataset import LabelledSet
 from .extract import (
     QuestionData,
@@ -60,7 +60,12 @@ class CalibrationDataWarning(UserWarning):
 
 @dataclass
 class FitOptions:
-    """How to fit. `method` "cost" uses `costs`; "target" uses `target` (α) and `delta` (δ)."""
+    """How to fit. `method` "cost" uses `costs`; "target" uses `target` (α) and `delta` (δ).
+
+    Every parameter is checked where it is set, scikit-learn's way at the boundary: an
+    `OptionError` names the field and its limit (`FitOptions.split must be within (0, 1), got 7`)
+    before anything is judged or fitted.
+    """
 
     method: Literal["cost", "target"] = "cost"
     costs: Costs = field(default_factory=Costs)
@@ -76,6 +81,38 @@ class FitOptions:
     #: "target": the error is a share of the automated decisions, or of all of them with the
     #: reviewed ones counted right (a cascade to a trusted judge: `TargetErrorThresholds`' `over`)
     target_over: Literal["automated", "all"] = "automated"
+
+    def __post_init__(self) -> None:
+        def bad(name: str, rule: str) -> OptionError:
+            return OptionError("FitOptions", name, f"{rule}, got {getattr(self, name)!r}")
+
+        if self.method not in ("cost", "target"):
+            raise bad("method", "must be 'cost' or 'target'")
+        if self.calibrator not in CALIBRATOR_METHODS:
+            raise bad("calibrator", "must be " + ", ".join(CALIBRATOR_METHODS[:-1]) + f" or {CALIBRATOR_METHODS[-1]}")
+        if not isinstance(self.costs, Costs):
+            raise bad("costs", "must be a Costs (Costs.parse('act=10,refuse=1,review=0.5'))")
+        if not _number(self.target) or not 0 < self.target < 1:
+            raise bad("target", "must be within (0, 1)")
+        if not _number(self.delta) or not 0 < self.delta < 1:
+            raise bad("delta", "must be within (0, 1)")
+        if self.capacity is not None and (not _number(self.capacity) or not 0 <= self.capacity <= 1):
+            raise bad("capacity", "is a share of items within [0, 1]")
+        if not _number(self.split) or not 0 < self.split < 1:
+            raise bad("split", "must be within (0, 1)")
+        if not _number(self.signal_level) or not 0 < self.signal_level <= 1:
+            raise bad("signal_level", "is a p-value within (0, 1]")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise bad("seed", "must be an integer")
+        if not isinstance(self.n_boot, int) or isinstance(self.n_boot, bool) or self.n_boot < 0:
+            raise bad("n_boot", "must be a non-negative integer")
+        if self.target_over not in ("automated", "all"):
+            raise bad("target_over", "must be 'automated' or 'all'")
+
+
+def _number(value: Any) -> bool:
+    """A real, finite number (a bool is not one)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and bool(np.isfinite(value))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ percentile bootstrap intervals (resample items with replacement, recompute, take
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
+
+from ..errors import OptionError
 
 EPS = 1e-12
 DEFAULT_BINS = 15
@@ -334,6 +337,12 @@ class Costs:
     act: float = 1.0
     refuse: float = 1.0
     review: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("act", "refuse", "review"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+                raise OptionError("Costs", name, f"must be a non-negative number, got {value!r}")
 
     @classmethod
     def parse(cls, text: str) -> Costs:

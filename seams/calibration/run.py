@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..answers import Answers
 from ..errors import JudgeError
-from ..judges.base import Judge, answer_each
+from ..judges.base import Judge, answers_or_errors
 from .dataset import LabelledItem, LabelledSet
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class RunResult:
         return len(self.answers)
 
 
-class _Counter:
+class ProgressCounter:
     """Counts finished items and reports `(done, total)` to an optional callback."""
 
     def __init__(self, progress: Progress | None, done: int, total: int) -> None:
@@ -72,19 +72,19 @@ def run_set(dataset: LabelledSet, judge: Judge, *, questions_for: QuestionsFor |
     """
     judge = rubric.asking(judge) if rubric is not None else judge
     if judge.batches and all(it.questions is None for it in dataset.items) and questions_for is None:
-        bar = _Counter(progress, offset, grand_total or len(dataset.items))
+        bar = ProgressCounter(progress, offset, grand_total or len(dataset.items))
         return _run_batched(dataset, judge, batch_size, bar)
     return asyncio.run(arun_set(dataset, judge, questions_for=questions_for, concurrency=concurrency,
                                 progress=progress, offset=offset, grand_total=grand_total))
 
 
-def _run_batched(dataset: LabelledSet, judge: Judge, batch_size: int, bar: _Counter) -> RunResult:
+def _run_batched(dataset: LabelledSet, judge: Judge, batch_size: int, bar: ProgressCounter) -> RunResult:
     result = RunResult(model=judge.model_id)
     qs = dataset.questions
     items = dataset.items
     for start in range(0, len(items), batch_size):
         chunk = items[start : start + batch_size]
-        for it, got in zip(chunk, answer_each(judge, [it.state for it in chunk], qs), strict=True):
+        for it, got in zip(chunk, answers_or_errors(judge, [it.state for it in chunk], qs), strict=True):
             if isinstance(got, Answers):
                 result.answers[it.id] = got
             elif isinstance(got, JudgeError):
@@ -103,7 +103,7 @@ async def arun_set(dataset: LabelledSet, judge: Judge, *, questions_for: Questio
     judge = rubric.asking(judge) if rubric is not None else judge
     result = RunResult(model=judge.model_id)
     sem = asyncio.Semaphore(max(1, concurrency))
-    bar = _Counter(progress, offset, grand_total or len(dataset.items))
+    bar = ProgressCounter(progress, offset, grand_total or len(dataset.items))
 
     async def one(item: LabelledItem) -> None:
         async with sem:

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from .metrics import Costs, cp_upper
 
@@ -53,8 +53,7 @@ def zones(p: ArrayLike, high: float, low: float) -> np.ndarray:
 
 class _ZoneEstimator(BaseEstimator):
     def predict(self, p: ArrayLike) -> np.ndarray:
-        if not hasattr(self, "high_"):
-            raise NotFittedError(f"{type(self).__name__} is not fitted yet; call fit(p, y)")
+        check_is_fitted(self, ["high_", "low_"], msg=f"{type(self).__name__} is not fitted yet; call fit(p, y)")
         return zones(p, self.high_, self.low_)
 
 

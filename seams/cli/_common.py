@@ -8,8 +8,10 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -55,6 +57,68 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: The judge failed (unreachable, a refused key, a broken answer): never "ok", and not a "no"
 #: either, so scripts can tell a judge that could not answer from a decision that was negative.
 EXIT_JUDGE = 3
+
+
+# The judge options, declared once (`JudgeOptions` below holds them); a command whose help says
+# more of one (`seams ask`, `seams lint`) declares its own text.
+JudgeOpt = Annotated[str, typer.Option(help="'local' (the shipped model) or the base URL of a System One server.")]
+ModelOpt = Annotated[str | None, typer.Option(help="Model id for a remote judge (default: $TYPESAFE_DEFAULT_MODEL, else jev-latest; pin a dated id to calibrate).")]
+KeyOpt = Annotated[str | None, typer.Option(help="Bearer key for a remote judge (default: $TYPESAFE_API_KEY).", show_default=False)]
+DirOpt = Annotated[Path | None, typer.Option(help="A local model directory instead of the shipped model (default: $SEAMS_MODEL_DIR).")]
+
+
+# Choices, as typer checks them (the help lists them; a value outside is a usage error, exit 2).
+# Each mirrors the library's own list, which tests/test_cli.py keeps equal.
+
+
+class CalibratorChoice(str, Enum):
+    """`seams calibrate --calibrator` (`seams.calibration.calibrators.CALIBRATOR_METHODS`)."""
+
+    auto = "auto"
+    platt = "platt"
+    isotonic = "isotonic"
+    none = "none"
+
+
+class EngineChoice(str, Enum):
+    """`seams score --engine`."""
+
+    local = "local"
+    ray = "ray"
+
+
+class FormatChoice(str, Enum):
+    """`seams lint --format` (`seams.lint.FORMATS`)."""
+
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+class LogLevelChoice(str, Enum):
+    """`seams serve --log-level` (uvicorn's levels)."""
+
+    critical = "critical"
+    error = "error"
+    warning = "warning"
+    info = "info"
+    debug = "debug"
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The judge options every command that asks a judge takes (`--judge`, `--model`,
+    `--api-key`, `--model-dir`), in one type: `make()` builds the judge they name."""
+
+    judge: str = "local"
+    model: str | None = None
+    api_key: str | None = None
+    model_dir: Path | None = None
+
+    def make(self, *, threads: int | None = None, batch_size: int | None = None) -> Any:
+        return make_judge(self.judge, model=self.model, api_key=self.api_key, model_dir=self.model_dir,
+                          threads=threads, batch_size=batch_size)
 
 
 def make_judge(judge: str, *, model: str | None = None, api_key: str | None = None,
@@ -137,15 +201,24 @@ __all__ = [
     "EXIT_JUDGE",
     "EXIT_OK",
     "EXIT_USAGE",
+    "CalibratorChoice",
+    "DirOpt",
+    "EngineChoice",
+    "FormatChoice",
+    "JudgeOpt",
+    "JudgeOptions",
+    "KeyOpt",
+    "LogLevelChoice",
+    "ModelOpt",
+    "cli_warnings",
     "console",
     "err_console",
     "errors_to_exit",
     "escape",
     "fit_consoles",
     "fmt_p",
-    "plural",
-    "cli_warnings",
     "make_judge",
+    "plural",
     "print_json",
     "read_state",
 ]

@@ -10,20 +10,20 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from ..answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
+from ..calibration.cutpoints import fmt_cut, rule_cutpoints
 from ..decision import Decision
 from ..errors import InputError, StateError
 from ..questions import Choice, Noul, Score
-from ..calibration.cutpoints import fmt_cut, rule_cutpoints
 from . import app
 from ._common import (
     EXIT_FAILED,
     EXIT_JUDGE,
+    JudgeOptions,
     console,
     err_console,
     errors_to_exit,
     escape,
     fmt_p,
-    make_judge,
     plural,
     print_json,
     read_state,
@@ -31,7 +31,7 @@ from ._common import (
 from .progress import judging
 
 
-def _load_rubric(ref: str):
+def load_rubric(ref: str):
     from ..rubric import Rubric
 
     return Rubric.resolve(ref)
@@ -110,12 +110,10 @@ def ask(
         if (rubric is None) == (question is None):
             raise InputError("give a rubric or --question (exactly one)")
         the_state = read_state(state, state_file, json_state)
-        j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir, batch_size=batch_size)
+        j = JudgeOptions(judge, model, api_key, model_dir).make(batch_size=batch_size)
         if rubric is not None:
-            from ..rubric.heads import with_heads
-
-            r = _load_rubric(rubric)
-            decision = _decide(r, the_state, with_heads(j, r), as_json=as_json, keep_state=keep_state)
+            r = load_rubric(rubric)
+            decision = _decide(r, the_state, j, as_json=as_json, keep_state=keep_state)
             if decision.zone == "error":  # the policy failed closed because the judge failed
                 err_console.print(f"[red]judge failed:[/red] {escape(decision.error or '')}", highlight=False)
                 raise typer.Exit(EXIT_JUDGE)

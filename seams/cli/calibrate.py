@@ -14,7 +14,21 @@ from rich.table import Table
 from ..calibration.cutpoints import fmt_cut, rule_cutpoints
 from ..errors import InputError
 from . import app
-from ._common import EXIT_FAILED, console, err_console, errors_to_exit, make_judge, plural, print_json
+from ._common import (
+    EXIT_FAILED,
+    CalibratorChoice,
+    DirOpt,
+    JudgeOpt,
+    JudgeOptions,
+    KeyOpt,
+    ModelOpt,
+    console,
+    err_console,
+    errors_to_exit,
+    make_judge,
+    plural,
+    print_json,
+)
 from .progress import progress_bar
 
 if TYPE_CHECKING:
@@ -23,10 +37,6 @@ if TYPE_CHECKING:
 
 RubricArg = Annotated[str, typer.Argument(help="A rubric file or built-in rubric name.")]
 DataArg = Annotated[Path, typer.Argument(help="The labelled set: JSONL (one item a line), or CSV with --columns.")]
-JudgeOpt = Annotated[str, typer.Option(help="'local' (the shipped model) or the base URL of a System One server.")]
-ModelOpt = Annotated[str | None, typer.Option(help="Model id for a remote judge (default: $TYPESAFE_DEFAULT_MODEL, else jev-latest; pin a dated id to calibrate).")]
-KeyOpt = Annotated[str | None, typer.Option(help="Bearer key for a remote judge (default: $TYPESAFE_API_KEY).", show_default=False)]
-DirOpt = Annotated[Path | None, typer.Option(help="A local model directory instead of the shipped model (default: $SEAMS_MODEL_DIR).")]
 CacheOpt = Annotated[Path | None, typer.Option(help="SQLite answer cache: a re-run costs nothing, an interrupted run resumes. Default: $SEAMS_CACHE or ~/.cache/seams/answers.sqlite.")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Ask the judge for every item, caching nothing.")]
 ConcOpt = Annotated[int, typer.Option(min=1, help="Requests in flight at once for a remote judge.")]
@@ -36,7 +46,7 @@ QuietOpt = Annotated[bool, typer.Option(
     "--quiet", "-q", help="No progress (a bar on a terminal, a line per tenth of the work on a pipe or in CI).")]
 
 
-def _cache_path(cache: Path | None) -> Path:
+def cache_path(cache: Path | None) -> Path:
     if cache is not None:
         return cache
     env = os.environ.get("SEAMS_CACHE")
@@ -46,26 +56,22 @@ def _cache_path(cache: Path | None) -> Path:
     return base / "seams" / "answers.sqlite"
 
 
-def _judge(judge: str, model: str | None, api_key: str | None, model_dir: Path | None, cache: Path | None,
-           no_cache: bool, rubric: Any = None) -> Any:
-    """The judge to run, with `rubric`'s fitted heads when they were fitted on it, cached."""
-    j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)
-    if rubric is not None:
-        from ..rubric.heads import with_heads
-
-        j = with_heads(j, rubric)
+def _judge(options: JudgeOptions, cache: Path | None, no_cache: bool) -> Any:
+    """The judge to run, cached. The rubric lays its fitted heads over it where they were fitted
+    on it (`Rubric.asking`, inside the cache: the cache keeps the headed answers)."""
+    j = options.make()
     if no_cache:
         return j
     from ..judges.cache import CachedJudge
 
-    return CachedJudge(j, _cache_path(cache))
+    return CachedJudge(j, cache_path(cache))
 
 
 def _load(rubric: str | None, data: Path, columns: str | None):
     from ..calibration.dataset import load
-    from .ask import _load_rubric
+    from .ask import load_rubric
 
-    r = _load_rubric(rubric) if rubric is not None else None
+    r = load_rubric(rubric) if rubric is not None else None
     ds = load(data, r.questions if r is not None else None, columns=columns)
     return r, ds
 
@@ -134,7 +140,7 @@ def eval_(
 
     with errors_to_exit():
         r, ds = _load(None if rubric == "-" else rubric, data, columns)
-        j = _judge(judge, model, api_key, model_dir, cache, no_cache, r)
+        j = _judge(JudgeOptions(judge, model, api_key, model_dir), cache, no_cache)
         res = _run(ds, j, r, concurrency, quiet or as_json)
         out = evaluate_set(ds, res, r, n_boot=bootstrap)
         if report is not None:
@@ -178,7 +184,7 @@ def calibrate(
     split: Annotated[float, typer.Option(help="Share of items used to fit; the rest is held out to report on.")] = 0.5,
     seed: Annotated[int, typer.Option(help="Seed of the random fit/held-out split.")] = 0,
     signal_level: Annotated[float, typer.Option(help="Cost fits: cut-points only if a one-sided Mann–Whitney test that true items score higher has p at most this; otherwise the cheapest constant decision (1 turns the test off).")] = 0.05,
-    calibrator: Annotated[str, typer.Option(help="Recalibration for nouls: auto, platt, isotonic or none (choices and scores use temperature unless none).")] = "auto",
+    calibrator: Annotated[CalibratorChoice, typer.Option(help="Recalibration for nouls: auto, platt, isotonic or none (choices and scores use temperature unless none).")] = CalibratorChoice.auto,
     heads: Annotated[bool, typer.Option("--heads", help="First fit a head per question on the local model's pair features (docs/heads.md), then calibrate on top. Local judge only; the model pass is not cached.")] = False,
     judge: JudgeOpt = "local",
     model: ModelOpt = None,
@@ -200,7 +206,7 @@ def calibrate(
 
     with errors_to_exit(), tempfile.TemporaryDirectory(prefix="seams-reviews-") as scratch:
         opts = _fit_options(costs=costs, target_error=target_error, confidence=confidence, capacity=capacity,
-                            split=split, seed=seed, signal_level=signal_level, calibrator=calibrator,
+                            split=split, seed=seed, signal_level=signal_level, calibrator=calibrator.value,
                             bootstrap=bootstrap)
         if data is not None and from_queue is not None:
             raise InputError("give a labelled set (DATA) or --from-queue QUEUE.sqlite, not both")
@@ -215,7 +221,7 @@ def calibrate(
             warnings.simplefilter("ignore")  # the fit repeats them as notes
             check_counts(ds.label_counts(), r.questions)  # too few labels: refuse before judging anything
         if heads:
-            from ..calibration.heads import calibrate_with_heads
+            from ..calibration.head_fitting import calibrate_with_heads
 
             if judge != "local":
                 raise InputError("--heads fits on the local model's pair features: use --judge local (and --model-dir)")
@@ -224,7 +230,7 @@ def calibrate(
                 result = calibrate_with_heads(r, ds, make_judge("local", model_dir=model_dir), opts,
                                               progress=bar).calibration
         else:
-            j = _judge(judge, model, api_key, model_dir, cache, no_cache)
+            j = _judge(JudgeOptions(judge, model, api_key, model_dir), cache, no_cache)
             res = _run(ds, j, r, concurrency, quiet or as_json)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the same messages come back as notes
@@ -272,31 +278,35 @@ def _reviewed_set(rubric: str, queue: Path, into: Path, *, quiet: bool) -> Path:
 
 def _fit_options(*, costs: str | None, target_error: float | None, confidence: float, capacity: float | None,
                  split: float, seed: int, signal_level: float, calibrator: str, bootstrap: int) -> FitOptions:
-    """The options, each checked against its range before anything is asked."""
+    """The options, each checked against its range (by `FitOptions` itself, which names the field
+    and its limit: said here of the flag) before anything is asked."""
+    from dataclasses import replace
+
     from ..calibration.fit import FitOptions
     from ..calibration.metrics import Costs
+    from ..errors import OptionError
 
     if costs is not None and target_error is not None:
         raise InputError("give --costs or --target-error, not both")
-    if calibrator not in ("auto", "platt", "isotonic", "none"):
-        raise InputError(f"--calibrator must be auto, platt, isotonic or none; got {calibrator!r}")
-    if target_error is not None and not 0 < target_error < 1:
-        raise InputError(f"--target-error must be within (0, 1), got {target_error}")
-    if not 0 < confidence < 1:
-        raise InputError(f"--confidence must be within (0, 1), got {confidence}")
-    if capacity is not None and not 0 <= capacity <= 1:
-        raise InputError(f"--capacity is a share of items within [0, 1], got {capacity}")
-    if not 0 < split < 1:
-        raise InputError(f"--split must be within (0, 1), got {split}")
-    if not 0 < signal_level <= 1:
-        raise InputError(f"--signal-level is a p-value within (0, 1], got {signal_level}")
+    flags = {"target": ("--target-error", target_error), "delta": ("--confidence", confidence),
+             "capacity": ("--capacity", capacity), "split": ("--split", split),
+             "signal_level": ("--signal-level", signal_level), "calibrator": ("--calibrator", calibrator),
+             "n_boot": ("--bootstrap", bootstrap), "seed": ("--seed", seed)}
+    try:
+        opts = FitOptions(method="target" if target_error is not None else "cost",
+                          target=0.05 if target_error is None else target_error, delta=1 - confidence,
+                          capacity=capacity, split=split, seed=seed, calibrator=calibrator, n_boot=bootstrap,
+                          signal_level=signal_level)
+    except OptionError as exc:
+        if exc.field not in flags:
+            raise
+        flag, value = flags[exc.field]
+        raise InputError(f"{flag} {exc.rule.rsplit(', got ', 1)[0]}, got {value}") from None
     try:
         parsed = Costs.parse(costs) if costs else Costs()
     except ValueError as exc:
         raise InputError(f"--costs: {exc}") from None
-    return FitOptions(method="target" if target_error is not None else "cost", costs=parsed,
-                      target=target_error or 0.05, delta=1 - confidence, capacity=capacity, split=split,
-                      seed=seed, calibrator=calibrator, n_boot=bootstrap, signal_level=signal_level)
+    return replace(opts, costs=parsed)
 
 
 def _print_fit(result: CalibrationResult, rubric: Rubric, heads: bool = False) -> None:
@@ -347,7 +357,7 @@ def check(
         if r.calibration is None:
             err_console.print(f"[red]fail[/red] {r.path or rubric}: no calibration block; run `seams calibrate`")
             raise typer.Exit(EXIT_FAILED)
-        j = _judge(judge, model, api_key, model_dir, cache, no_cache, r)
+        j = _judge(JudgeOptions(judge, model, api_key, model_dir), cache, no_cache)
         res = _run(ds, j, r, concurrency, quiet or as_json)
         out = check_calibration(r, ds, res, alpha=alpha)
         if as_json:
@@ -386,7 +396,7 @@ def stability(
 
     with errors_to_exit():
         r, ds = _load(None if rubric == "-" else rubric, data, columns)
-        j = make_judge(judge, model=model, api_key=api_key, model_dir=model_dir)  # never cached: retest must ask
+        j = JudgeOptions(judge, model, api_key, model_dir).make()  # never cached: retest must ask
         with progress_bar("judging", quiet=quiet or as_json) as progress:
             out = measure(ds, j, runs=runs, reorders=reorders, seed=seed, concurrency=concurrency,
                           progress=progress, rubric=r)

@@ -11,9 +11,9 @@ from rich.table import Table
 
 from ..errors import InputError
 from . import app
-from ._common import console, err_console, errors_to_exit, make_judge, print_json
+from ._common import DirOpt, KeyOpt, console, err_console, errors_to_exit, make_judge, print_json
+from .calibrate import CacheOpt, ConcOpt, JsonOpt, NoCacheOpt, QuietOpt, RubricArg, cache_path
 from .progress import progress_bar
-from .calibrate import CacheOpt, ConcOpt, DirOpt, JsonOpt, KeyOpt, NoCacheOpt, QuietOpt, RubricArg, _cache_path
 
 
 @app.command()
@@ -38,18 +38,18 @@ def distill(
     quiet: QuietOpt = False,
 ) -> None:
     """Ask a teacher about unlabelled states, fit local heads and calibration on its answers, and report agreement and the cascade's local share."""
-    from ..calibration.fit import FitOptions
-    from ..calibration.writeback import write_calibration
     from ..calibration.distill import distill as run_distill
     from ..calibration.distill import read_states
-    from .ask import _load_rubric
+    from ..calibration.fit import FitOptions
+    from ..calibration.writeback import write_calibration
+    from .ask import load_rubric
 
     with errors_to_exit():
         if not 0 < split < 1:
             raise InputError(f"--split must be within (0, 1), got {split}")
         if not 0 < confidence < 1:
             raise InputError(f"--confidence must be within (0, 1), got {confidence}")
-        r = _load_rubric(rubric)
+        r = load_rubric(rubric)
         if r.path is None and not dry_run:
             raise InputError(f"rubric {rubric!r} has no file to write into (use a rubric file, or --dry-run)")
         pairs = read_states(states)
@@ -60,7 +60,7 @@ def distill(
         if not no_cache:
             from ..judges.cache import CachedJudge
 
-            teach = CachedJudge(teach, _cache_path(cache))
+            teach = CachedJudge(teach, cache_path(cache))
         student = make_judge("local", model_dir=model_dir)
         target = out or states.with_name(states.name.removesuffix(".jsonl") + ".teacher.jsonl")
         opts = FitOptions(delta=1 - confidence, split=split, seed=seed, n_boot=bootstrap)

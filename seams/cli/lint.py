@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import app
-from ._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err_console, errors_to_exit, escape, make_judge
+from ._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    FormatChoice,
+    JudgeOptions,
+    err_console,
+    errors_to_exit,
+    escape,
+)
 from .progress import progress_bar
 
 if TYPE_CHECKING:
@@ -29,7 +38,7 @@ DEFAULT_CACHE = Path(".seams") / "lint-cache.sqlite"
 def lint(
     paths: Annotated[list[Path] | None, typer.Argument(help="Files or folders to lint (default: the current folder).")] = None,
     diff: Annotated[str | None, typer.Option("--diff", metavar="BASE", help="Judge only units touched since this git revision (e.g. origin/main, HEAD).")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text, json, sarif or github (workflow annotations).")] = "text",
+    fmt: Annotated[FormatChoice, typer.Option("--format", "-f", help="text, json, sarif or github (workflow annotations).")] = FormatChoice.text,
     rules_dir: Annotated[list[Path] | None, typer.Option("--rules", help="A folder of user rules (repeatable); adds to the built-in rules.")] = None,
     judge: Annotated[str | None, typer.Option(help="'local' (the shipped model) or the base URL of a System One server. Default: \\[tool.seams.lint] judge, else local.")] = None,
     model: Annotated[str | None, typer.Option(help="Model id for a remote judge.")] = None,
@@ -53,7 +62,7 @@ def lint(
     """
     code = EXIT_USAGE
     with errors_to_exit():
-        _check_options(fmt, fail_on, config)
+        _check_options(fail_on, config)
         cwd = Path.cwd()
         cfg, rules = _config_and_rules(config, cwd, rule, rules_dir)
         targets = paths or [cwd]
@@ -76,16 +85,14 @@ def lint(
             err_console.print(f"wrote {n} finding(s) to {write_baseline}", highlight=False)
             code = EXIT_OK
         else:
-            _write_report(result, fmt, root, output)
+            _write_report(result, fmt.value, root, output)
             code = EXIT_FAILED if result.failing(fail_on or cfg.fail_on or "error") else EXIT_OK
     raise typer.Exit(code)
 
 
-def _check_options(fmt: str, fail_on: str | None, config: Path | None) -> None:
-    from ..lint import FORMATS, SEVERITY_RANK
+def _check_options(fail_on: str | None, config: Path | None) -> None:
+    from ..lint import SEVERITY_RANK
 
-    if fmt not in FORMATS:
-        raise _usage(f"--format must be one of {list(FORMATS)}, got {fmt!r}")
     if fail_on is not None and fail_on not in SEVERITY_RANK:
         raise _usage(f"--fail-on must be one of {list(SEVERITY_RANK)}, got {fail_on!r}")
     if config is not None and not config.is_file():
@@ -135,7 +142,7 @@ def _say_judge_off(rules: list[Rule]) -> None:
 def _lint_judge(spec: str, *, model: str | None, api_key: str | None, model_dir: Path | None, threads: int | None,
                 cache: Path | None) -> Judge:
     """The judge the rules ask, behind an answer cache unless `cache` is None."""
-    the_judge = make_judge(spec, model=model, api_key=api_key, model_dir=model_dir, threads=threads)
+    the_judge = JudgeOptions(spec, model, api_key, model_dir).make(threads=threads)
     if cache is None:
         return the_judge
     from ..judges.cache import CachedJudge

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
+from ..calibration.cutpoints import fmt_cut, rule_cutpoints
 from ..errors import RubricError
 from . import app
-from ..calibration.cutpoints import fmt_cut, rule_cutpoints
 from ._common import EXIT_FAILED, EXIT_USAGE, console, err_console, escape, plural, print_json
 
 rubric_app = typer.Typer(help="Work with rubric files.", no_args_is_help=True)

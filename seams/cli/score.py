@@ -9,9 +9,19 @@ from typing import Annotated
 import typer
 
 from . import app
-from ._common import console, errors_to_exit, make_judge, print_json
-from .ask import _load_rubric
-from .calibrate import DirOpt, JsonOpt, JudgeOpt, KeyOpt, ModelOpt, QuietOpt, RubricArg
+from ._common import (
+    DirOpt,
+    EngineChoice,
+    JudgeOpt,
+    JudgeOptions,
+    KeyOpt,
+    ModelOpt,
+    console,
+    errors_to_exit,
+    print_json,
+)
+from .ask import load_rubric
+from .calibrate import JsonOpt, QuietOpt, RubricArg
 from .progress import progress_bar
 
 
@@ -20,7 +30,7 @@ def score(
     rubric: RubricArg,
     traces: Annotated[Path, typer.Argument(help="JSONL ({\"id\", \"state\"} a line) or Parquet (id and state columns, or one column per field).")],
     out: Annotated[Path | None, typer.Option(help="Where the decisions go (JSONL; default TRACES.decisions.jsonl). A re-run resumes it.")] = None,
-    engine: Annotated[str, typer.Option(help="'local' (this process) or 'ray' (a Ray actor pool; pip install seams[ray]).")] = "local",
+    engine: Annotated[EngineChoice, typer.Option(help="'local' (this process) or 'ray' (a Ray actor pool; pip install seams[ray]).")] = EngineChoice.local,
     workers: Annotated[int | None, typer.Option(min=1, help="Ray: actors in the pool, each loading the judge once (default: one per CPU).")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="States judged per call (and per Ray task).")] = 64,
     judge: JudgeOpt = "local",
@@ -31,18 +41,17 @@ def score(
     quiet: QuietOpt = False,
 ) -> None:
     """Decide every trace not yet in the output; print how many were scored, by outcome."""
-    from ..errors import InputError
-    from ..score import done_ids, read_traces, score as run
+    from ..traces import done_ids, read_traces
+    from ..traces import score as run
 
     with errors_to_exit():
-        if engine not in ("local", "ray"):
-            raise InputError(f"--engine must be 'local' or 'ray', got {engine!r}")
-        r = _load_rubric(rubric)
+        engine_name = engine.value
+        r = load_rubric(rubric)
         dest = out if out is not None else traces.with_suffix(".decisions.jsonl")
         # a factory, not a judge: the Ray engine builds one judge inside each worker
         # (a Ray actor holds one CPU, so its local model runs one thread)
-        factory = functools.partial(make_judge, judge, model=model, api_key=api_key, model_dir=model_dir,
-                                    threads=1 if engine == "ray" else None)
+        factory = functools.partial(JudgeOptions(judge, model, api_key, model_dir).make,
+                                    threads=1 if engine_name == "ray" else None)
         if quiet or as_json:
             total = 0
         else:
@@ -57,8 +66,8 @@ def score(
                 if progress is not None:
                     progress(counted, total)
 
-            summary = run(r, traces, dest, engine=engine, workers=workers, batch_size=batch_size,  # type: ignore[arg-type]
-                          judge=factory() if engine == "local" else None, judge_factory=factory,
+            summary = run(r, traces, dest, engine=engine_name, workers=workers, batch_size=batch_size,  # type: ignore[arg-type]
+                          judge=factory() if engine_name == "local" else None, judge_factory=factory,
                           progress=advance)
         data = {"out": str(dest), "total": summary.total, "skipped": summary.skipped, "scored": summary.scored,
                 "outcomes": summary.outcomes, "items_per_s": round(summary.items_per_s, 1)}

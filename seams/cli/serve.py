@@ -18,7 +18,7 @@ import typer
 
 from ..errors import InputError
 from . import app
-from ._common import EXIT_USAGE, err_console, errors_to_exit, make_judge
+from ._common import EXIT_USAGE, LogLevelChoice, err_console, errors_to_exit, make_judge
 
 
 @app.command()
@@ -32,7 +32,7 @@ def serve(
     judge: Annotated[str, typer.Option(help="'local', or the base URL of another System One server to front.")] = "local",
     upstream_key: Annotated[str | None, typer.Option(show_default=False, help="Bearer key for an upstream --judge URL (default: $TYPESAFE_API_KEY).")] = None,
     alias: Annotated[list[str] | None, typer.Option(help="Another model name to answer to, beside jev-latest and the model's id (repeatable).")] = None,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")] = "warning",
+    log_level: Annotated[LogLevelChoice, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")] = LogLevelChoice.warning,
     max_pairs: Annotated[int, typer.Option(min=0, help="Most model runs (hypotheses × windows) one request may cost; more gets 422. 0: no limit.")] = 512,
     request_timeout: Annotated[float, typer.Option(min=0, help="Seconds a request may compute before its work is stopped (504). 0: no limit.")] = 30.0,
     body_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a request body may take to arrive; slower ones get 408.")] = 10.0,
@@ -70,7 +70,7 @@ def serve(
         print(f"seams serve: warning: listening on {host} without a key; anyone who can reach it can use it "
               "(set SEAMS_API_KEY)", file=sys.stderr, flush=True)
 
-    config = uvicorn.Config(asgi, log_level=log_level, access_log=log_level in ("info", "debug"),
+    config = uvicorn.Config(asgi, log_level=log_level.value, access_log=log_level.value in ("info", "debug"),
                             timeout_graceful_shutdown=10, lifespan="off")
     server = uvicorn.Server(config)
     # uvicorn re-raises the signal it caught after its graceful shutdown; absorb SIGTERM's so the

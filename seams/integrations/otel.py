@@ -27,11 +27,11 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
-from .. import __version__
 from ..answers import Answers
 from ..decision import Decision
 from ..judges.base import Judge, WrappedJudge
 from ..state import canonical_json
+from ..version import __version__
 
 DECIDE, JUDGE, CASCADE = "seams.decide", "seams.judge.ask", "seams.cascade"
 
@@ -101,11 +101,6 @@ class TracingJudge(WrappedJudge):
         super().__init__(judge)
         self._tracer = tracer
         self._include_state = include_state
-
-    def __getattr__(self, name: str) -> Any:  # answer_identity, close, ...: the wrapped judge's
-        if name == "judge":  # not set yet (copying, unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.judge, name)
 
     def _attrs(self, states: Sequence[Any], questions: Mapping[str, Any]) -> dict[str, Any]:
         attrs: dict[str, Any] = {"seams.judge.model": self.judge.model_id, "seams.judge.questions": list(questions),

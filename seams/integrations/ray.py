@@ -2,7 +2,7 @@
 
 The traces become a Ray dataset; `map_batches` runs them through a pool of actors, each loading
 the judge once (a local model is loaded per worker, not per batch) and deciding a batch the way
-the single-process engine does (`seams.score.decide_batch`, so the lines are the same). The driver
+the single-process engine does (`seams.traces.decide_batch`, so the lines are the same). The driver
 writes the scored batches as they arrive (`DecisionWriter`: fsynced appends), so an interrupted
 run resumes where it stopped.
 
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import ray
 import ray.data
 
-from ..score import DecisionWriter, Trace, decide_batch
 from ..state import canonical_json
+from ..traces import DecisionWriter, Trace, decide_batch
 
 if TYPE_CHECKING:
     from ..judges.base import Judge

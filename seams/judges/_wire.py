@@ -1,17 +1,16 @@
 """Requests on the wire: validated questions, their JSON (computed once), token budgets, splits.
 
 Shared by the remote judge, the cache and the cassettes so that all three see one canonical
-form of a request. The wire JSON of a question is cached by identity: questions are frozen, a
-rubric asks the same question objects again and again, and re-dumping them through pydantic on
-every request was the largest part of the client's own overhead.
+form of a request. The wire JSON of a question is computed once per question object and kept on
+it (`wire_form`, `wire_json`: questions are frozen, a rubric asks the same question objects again
+and again, and re-dumping them through pydantic on every request was the largest part of the
+client's own overhead).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,31 +46,14 @@ class WireQuestion:
 
     def __init__(self, question: AnyQuestion) -> None:
         self.question = question
-        self.wire: dict[str, Any] = question.wire()
-        self.json: str = _dumps(self.wire)
+        self.wire: dict[str, Any] = question.wire_form  # shared with the question: read only
+        self.json: str = question.wire_json
         self.tokens: int = estimate_tokens(self.json)
 
 
-_CACHE_SIZE = 4096
-_cache: OrderedDict[int, WireQuestion] = OrderedDict()
-_cache_lock = threading.Lock()
-
-
 def wire_question(question: AnyQuestion) -> WireQuestion:
-    """The cached `WireQuestion` of a question object (built on first use).
-
-    Keyed by `id()`; the entry holds the question itself, so the id cannot be reused by another
-    object while the entry lives.
-    """
-    entry = _cache.get(id(question))
-    if entry is not None and entry.question is question:
-        return entry
-    entry = WireQuestion(question)
-    with _cache_lock:
-        _cache[id(question)] = entry
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return entry
+    """The `WireQuestion` of a question object, from what the question computed once."""
+    return WireQuestion(question)
 
 
 def prepare_questions(questions: Mapping[str, Any]) -> dict[str, WireQuestion]:

@@ -32,7 +32,7 @@ from ..database import SQLite
 from ..errors import CacheError, ProtocolError
 from ..state import canonical_json
 from ._wire import encode_state, prepare_questions
-from .base import Judge, answer_identity, ask_each
+from .base import Judge, JudgeLike, WrappedJudge, ask_all
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -56,7 +56,7 @@ def cache_key(model_id: str, state: Any, question_wire: Mapping[str, Any]) -> st
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class CachedJudge(Judge):
+class CachedJudge(WrappedJudge):
     """Answers from a SQLite file when it has them, from the wrapped judge when it does not.
 
     Parameters
@@ -66,9 +66,8 @@ class CachedJudge(Judge):
     path
         The SQLite file (created with its folder if missing). Several `CachedJudge`s, threads
         and processes may share it.
-        Entries are keyed by the judge's `answer_identity` when it has one (what besides the
-        model decides its answers: a local judge batching a batch-dependent model says how),
-        else by its model id.
+        Entries are keyed by the judge's `answer_identity` (what decides its answers: the model
+        id, and for a local judge batching a batch-dependent model, how it batches).
     ttl
         Seconds an entry stays valid; None (default) keeps entries forever. Worth setting when
         the model id is a moving alias (`jev-latest`), whose answers can change over time.
@@ -83,13 +82,13 @@ class CachedJudge(Judge):
 
     def __init__(
         self,
-        judge: Judge,
+        judge: Judge | JudgeLike,
         path: str | os.PathLike[str],
         *,
         ttl: float | None = None,
         busy_timeout: float = 30.0,
     ):
-        self._judge = judge
+        super().__init__(judge)
         self._path = Path(path)
         self._ttl = ttl
         # A damaged file is a CacheError, a JudgeError: `decide` fails closed through `on_error`.
@@ -97,19 +96,11 @@ class CachedJudge(Judge):
                           damaged=CacheError)
 
     @property
-    def model_id(self) -> str:
-        return self._judge.model_id
-
-    @property
-    def judge(self) -> Judge:
-        return self._judge
-
-    @property
     def path(self) -> Path:
         return self._path
 
     def __repr__(self) -> str:
-        return f"CachedJudge({self._judge!r}, {str(self._path)!r})"
+        return f"CachedJudge({self.judge!r}, {str(self._path)!r})"
 
     def close(self) -> None:
         """Close every connection this cache opened (the wrapped judge is left open)."""
@@ -160,7 +151,7 @@ class CachedJudge(Judge):
     def _plan(self, state: Any, questions: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], Any]:
         wired = prepare_questions(questions)
         encode_state(state)  # validate before anything is looked up or asked
-        identity = answer_identity(self._judge)
+        identity = self.judge.answer_identity
         keys = {qid: cache_key(identity, state, w.wire) for qid, w in wired.items()}
         return {qid: w.question for qid, w in wired.items()}, keys, state
 
@@ -187,9 +178,9 @@ class CachedJudge(Judge):
     def _rows(self, keys: dict[str, str], fresh: Answers) -> list[tuple[str, str, str, str, int, float]]:
         missing = [qid for qid in keys if qid not in fresh.answers]
         if missing:
-            raise ProtocolError(f"judge {self._judge!r} gave no answer for {missing}; nothing was cached")
+            raise ProtocolError(f"judge {self.judge!r} gave no answer for {missing}; nothing was cached")
         now = time.time()
-        model_id = self._judge.model_id
+        model_id = self.judge.model_id
         return [
             (
                 keys[qid],
@@ -233,7 +224,7 @@ class CachedJudge(Judge):
         hits, misses, served, windows = self._split(qs, keys, self._lookup(sorted(set(keys.values()))))
         fresh = None
         if misses:
-            fresh = self._judge.ask(state, misses)
+            fresh = self.judge.ask(state, misses)
             self._store(self._rows({q: keys[q] for q in misses}, fresh))
         return self._assemble(qs, hits, served, windows, fresh, started)
 
@@ -252,7 +243,7 @@ class CachedJudge(Judge):
         fresh: dict[int, Answers] = {}
         for idx in groups.values():
             misses = splits[idx[0]][1]
-            got = ask_each(self._judge, [plans[i][2] for i in idx], misses)
+            got = ask_all(self.judge, [plans[i][2] for i in idx], misses)
             rows: list[tuple[str, str, str, str, int, float]] = []
             for i, answers in zip(idx, got, strict=True):
                 fresh[i] = answers
@@ -271,7 +262,7 @@ class CachedJudge(Judge):
         hits, misses, served, windows = self._split(qs, keys, found)
         fresh = None
         if misses:
-            fresh = await self._judge.aask(state, misses)
+            fresh = await self.judge.aask(state, misses)
             await asyncio.to_thread(self._store, self._rows({q: keys[q] for q in misses}, fresh))
         return self._assemble(qs, hits, served, windows, fresh, started)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,7 +32,7 @@ from ..answers import Answers, Usage, parse_answers
 from ..errors import CassetteError, CassetteMiss, ProtocolError
 from ..state import canonical_json
 from ._wire import WireQuestion, encode_state, prepare_questions
-from .base import Judge
+from .base import Judge, JudgeLike, Questions, WrappedJudge, ask_all
 
 Mode = Literal["record", "replay", "auto"]
 FORMAT_VERSION = 1
@@ -44,7 +44,21 @@ def _request_key(model: str, state: Any, wired: Mapping[str, WireQuestion]) -> s
     )
 
 
-class Cassette(Judge):
+class _NoJudge(Judge):
+    """What a replay-only cassette wraps: a miss has raised `CassetteMiss` before it is asked."""
+
+    def __init__(self, model_id: str) -> None:
+        self._model_id = model_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def ask(self, state: Any, questions: Questions) -> Answers:  # pragma: no cover - never reached
+        raise CassetteError("a replay-only cassette has no judge to ask")
+
+
+class Cassette(WrappedJudge):
     """A judge that replays recorded answers, recording new ones when allowed.
 
     Parameters
@@ -63,7 +77,7 @@ class Cassette(Judge):
     def __init__(
         self,
         path: str | os.PathLike[str],
-        judge: Judge | None = None,
+        judge: Judge | JudgeLike | None = None,
         *,
         mode: Mode = "auto",
         model_id: str | None = None,
@@ -73,7 +87,7 @@ class Cassette(Judge):
         if mode != "replay" and judge is None:
             raise CassetteError(f"mode {mode!r} records, so it needs a judge to record from")
         self._path = Path(path)
-        self._judge = judge
+        self._recording = judge is not None
         self._mode: Mode = mode
         self._lock = threading.Lock()
         self._records: dict[str, dict[str, Any]] = {}
@@ -88,6 +102,7 @@ class Cassette(Judge):
                 f"cassette {self._path} does not exist; record it first with mode='record' or 'auto'"
             )
         self._model_id = model_id or (judge.model_id if judge is not None else self._only_model())
+        super().__init__(judge if judge is not None else _NoJudge(self._model_id))
 
     @property
     def model_id(self) -> str:
@@ -207,15 +222,13 @@ class Cassette(Judge):
             return wired, key, self._replay(key, rec, {qid: w.question for qid, w in wired.items()})
         if self._mode == "replay":
             raise self._miss(state, wired)
-        assert self._judge is not None
         return wired, key, None
 
     def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
         wired, key, replayed = self._lookup(state, questions)
         if replayed is not None:
             return replayed
-        assert self._judge is not None  # only replay mode has no judge, and there a miss has raised
-        answers = self._judge.ask(state, questions)
+        answers = self.judge.ask(state, questions)
         self._record(key, state, wired, answers)
         return answers
 
@@ -223,10 +236,23 @@ class Cassette(Judge):
         wired, key, replayed = self._lookup(state, questions)
         if replayed is not None:
             return replayed
-        assert self._judge is not None  # only replay mode has no judge, and there a miss has raised
-        answers = await self._judge.aask(state, questions)
+        answers = await self.judge.aask(state, questions)
         self._record(key, state, wired, answers)
         return answers
+
+    def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
+        """`ask` over many states: what is not recorded goes to the judge's `ask_many` at once."""
+        looked = [self._lookup(state, questions) for state in states]
+        todo: dict[str, int] = {}  # one ask per request not recorded, however often it repeats
+        for i, (_, key, replayed) in enumerate(looked):
+            if replayed is None:
+                todo.setdefault(key, i)
+        fresh = ask_all(self.judge, [states[i] for i in todo.values()], questions) if todo else []
+        got: dict[str, Answers] = {}
+        for (key, i), answers in zip(todo.items(), fresh, strict=True):
+            self._record(key, states[i], looked[i][0], answers)
+            got[key] = answers
+        return [replayed if replayed is not None else got[key] for _, key, replayed in looked]
 
 
 __all__ = ["FORMAT_VERSION", "Cassette"]

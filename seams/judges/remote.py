@@ -39,7 +39,6 @@ from urllib.request import getproxies
 import httpx
 import zstandard
 
-from .. import __version__
 from ..answers import Answers, Usage, parse_answers
 from ..errors import (
     APIStatusError,
@@ -55,6 +54,7 @@ from ..errors import (
     TransportError,
 )
 from ..settings import API_KEY_ENV, settings
+from ..version import __version__
 from ._bounded import MAX_RESPONSE_BYTES, aread_bounded, read_bounded, within
 from ._deadline import DeadlineTransport, deadline_at
 from ._retry import RETRY_STATUSES, Attempts, RetryPolicy, retry_after_seconds
@@ -352,13 +352,12 @@ class RemoteJudge(Judge):
         backoff, 60 s).
     max_concurrency
         Requests in flight at once from `aask`/`ask_many` fan-out; beyond it calls queue.
-    http_client, async_http_client
-        Your own httpx clients (proxies, TLS, auth, event hooks). They are used as given and left
-        open: whoever creates a client closes it.
-    transport, async_transport
-        An httpx transport for the clients this judge creates, as `httpx.Client(transport=...)`
-        takes one (`httpx.MockTransport` in tests, a `WSGITransport`, custom retries at the
-        connection level). Not with a client of your own: give that client the transport.
+    client, async_client
+        Your own `httpx.Client` / `httpx.AsyncClient`: the one injection point per client, as
+        httpx has. Proxies, TLS, auth, event hooks and a transport (`httpx.MockTransport` in
+        tests, a `WSGITransport`, custom retries at the connection level) are the client's own
+        settings: `client=httpx.Client(transport=...)`. Used as given and left open: whoever
+        creates a client closes it. None: the judge makes (and closes) its own.
     headers
         Extra headers for every request.
     compression
@@ -372,7 +371,7 @@ class RemoteJudge(Judge):
     `timeout` and the retry budget hold against a server that trickles its answer: each attempt
     has one deadline for its whole exchange, not a read timeout that restarts with every byte.
     Async, and sync on the client this judge makes, it is exact, status line and headers
-    included. With your own sync `transport`/`http_client`, or an environment proxy, only the
+    included. With your own sync `client`, or an environment proxy, only the
     body is held to it (checked as each chunk arrives): the head waits on httpx's read timeout.
     """
 
@@ -385,10 +384,8 @@ class RemoteJudge(Judge):
         timeout: float = 10.0,
         retry: RetryPolicy | None = None,
         max_concurrency: int = 16,
-        http_client: httpx.Client | None = None,
-        async_http_client: httpx.AsyncClient | None = None,
-        transport: httpx.BaseTransport | None = None,
-        async_transport: httpx.AsyncBaseTransport | None = None,
+        client: httpx.Client | None = None,
+        async_client: httpx.AsyncClient | None = None,
         headers: Mapping[str, str] | None = None,
         compression: Literal["zstd", "gzip"] | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
@@ -418,10 +415,10 @@ class RemoteJudge(Judge):
             raise ConfigError(f"max_concurrency must be a positive integer, got {max_concurrency!r}")
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise ConfigError(f"retry must be a RetryPolicy, got {type(retry).__name__}")
-        if transport is not None and http_client is not None:
-            raise ConfigError("give transport= or http_client=, not both: give your client its transport")
-        if async_transport is not None and async_http_client is not None:
-            raise ConfigError("give async_transport= or async_http_client=, not both: give your client its transport")
+        if client is not None and not isinstance(client, httpx.Client):
+            raise ConfigError(f"client must be an httpx.Client, got {type(client).__name__}")
+        if async_client is not None and not isinstance(async_client, httpx.AsyncClient):
+            raise ConfigError(f"async_client must be an httpx.AsyncClient, got {type(async_client).__name__}")
         self._policy = retry if retry is not None else RetryPolicy()
         if not (isinstance(max_response_bytes, int) and max_response_bytes >= 1):
             raise ConfigError(f"max_response_bytes must be a positive integer, got {max_response_bytes!r}")
@@ -447,11 +444,10 @@ class RemoteJudge(Judge):
         self._headers: dict[str | None, dict[str, str]] = {None: hdrs}
         if compression is not None:
             self._headers[compression] = {**hdrs, "Content-Encoding": compression}
-        self._owns_client = http_client is None
-        self._client = http_client or httpx.Client(timeout=self._timeout, transport=transport or _own_transport())
-        self._user_aclient = async_http_client
-        self._async_transport = async_transport
-        self._aclient: httpx.AsyncClient | None = async_http_client
+        self._owns_client = client is None
+        self._client = client or httpx.Client(timeout=self._timeout, transport=_own_transport())
+        self._user_aclient = async_client
+        self._aclient: httpx.AsyncClient | None = async_client
         self._aloop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._closed = False
@@ -617,7 +613,7 @@ class RemoteJudge(Judge):
         loop = asyncio.get_running_loop()
         if self._aloop is not loop:
             if self._user_aclient is None:
-                self._aclient = httpx.AsyncClient(timeout=self._timeout, transport=self._async_transport)
+                self._aclient = httpx.AsyncClient(timeout=self._timeout)
             self._semaphore = asyncio.Semaphore(self._max_concurrency)
             self._aloop = loop
         assert self._aclient is not None and self._semaphore is not None
@@ -689,16 +685,28 @@ def _own_transport() -> httpx.BaseTransport | None:
 
 #: The retry settings `RemoteJudge` once took one by one; they are `RetryPolicy` fields now.
 _RETRY_FIELDS = ("max_retries", "backoff_initial", "backoff_max", "total_budget")
+#: The HTTP injection points `RemoteJudge` once took, and what replaced each (issue 27).
+_HTTP_FIELDS = {
+    "http_client": "client=httpx.Client(...)",
+    "async_http_client": "async_client=httpx.AsyncClient(...)",
+    "transport": "client=httpx.Client(transport=...)",
+    "async_transport": "async_client=httpx.AsyncClient(transport=...)",
+}
 
 
 def _refuse_removed(removed: Mapping[str, Any]) -> None:
-    """A clear error for the retry settings passed the old way, a TypeError for anything else."""
+    """A clear error for the retry settings or HTTP injection points passed the old way, a
+    TypeError for anything else."""
     if not removed:
         return
     old = {k: v for k, v in removed.items() if k in _RETRY_FIELDS}
     if old:
         given = ", ".join(f"{k}={v!r}" for k, v in old.items())
         raise ConfigError(f"RemoteJudge takes its retry settings as one policy: retry=RetryPolicy({given})")
+    http = [k for k in removed if k in _HTTP_FIELDS]
+    if http:
+        raise ConfigError("RemoteJudge takes one httpx client per kind, as httpx does: "
+                          + "; ".join(f"{k}= is now {_HTTP_FIELDS[k]}" for k in http))
     raise TypeError(f"RemoteJudge() got unexpected keyword argument(s): {', '.join(sorted(removed))}")
 
 

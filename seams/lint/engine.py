@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..decision import Decision
 from ..errors import InputError, StateError
+from ..judges.base import as_judge
 from .baseline import Baseline, finding_fingerprint, is_suppressed
 from .checks import CHECKS
 from .rules import SEVERITY_RANK, Rule, glob_match
@@ -137,7 +138,8 @@ def lint(
     started = time.perf_counter()
     root = root.resolve()
     files = collect_files(paths, root, rules, exclude, changed)
-    model = getattr(judge, "model_id", None) if judge is not None else None
+    judge = as_judge(judge) if judge is not None else None
+    model = judge.model_id if judge is not None else None
     result = LintResult(findings=[], rules=list(rules), model=model)
     jobs: list[_Job] = []
     found: list[Finding] = []

@@ -105,7 +105,7 @@ def to_json(result: LintResult) -> dict[str, Any]:
 
 def to_sarif(result: LintResult, *, root: Path | None = None) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run; paths relative to `%SRCROOT%` (the repository root)."""
-    from .. import __version__
+    from ..version import __version__
 
     rules = sorted(result.rules, key=lambda r: r.id)
     index = {r.id: i for i, r in enumerate(rules)}

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..answers import Answers, Usage
-from ..judges.base import Judge, WrappedJudge, answer_identity, ask_each
+from ..judges.base import Judge, JudgeLike, WrappedJudge, ask_all
 from ..state import canonical_json
 
 #: Field → what stands in its place; None leaves the field out of the state altogether.
@@ -33,13 +33,11 @@ Replacements = Mapping[str, str | None]
 class AskedAlone(WrappedJudge):
     """A judge that asks the questions named in `alone` about the state with fields replaced."""
 
-    def __init__(self, judge: Judge, alone: Mapping[str, Replacements]) -> None:
+    def __init__(self, judge: Judge | JudgeLike, alone: Mapping[str, Replacements]) -> None:
         super().__init__(judge)
         self.alone = dict(alone)
-
-    @property
-    def answer_identity(self) -> str:
-        return answer_identity(self.judge)
+        # a way of asking, named once by its replacements (not re-serialised on every call)
+        self._way = {qid: canonical_json(repl) for qid, repl in self.alone.items()}
 
     def __repr__(self) -> str:
         return f"AskedAlone({self.judge!r}, {sorted(self.alone)})"
@@ -50,8 +48,7 @@ class AskedAlone(WrappedJudge):
         groups: dict[str, tuple[Replacements, dict[str, Any]]] = {}
         for qid, q in questions.items():
             if qid in self.alone:
-                repl = self.alone[qid]
-                groups.setdefault(canonical_json(repl), (repl, {}))[1][qid] = q
+                groups.setdefault(self._way[qid], (self.alone[qid], {}))[1][qid] = q
         return ([(None, plain)] if plain else []) + list(groups.values())
 
     @staticmethod
@@ -75,22 +72,22 @@ class AskedAlone(WrappedJudge):
         return list(views.values())
 
     def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
-        return _merge([self.judge.ask(view, qs) for view, qs in self._views(state, questions)], questions)
+        return merge_answers([self.judge.ask(view, qs) for view, qs in self._views(state, questions)], questions)
 
     async def aask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
-        return _merge([await self.judge.aask(view, qs) for view, qs in self._views(state, questions)], questions)
+        return merge_answers([await self.judge.aask(view, qs) for view, qs in self._views(state, questions)], questions)
 
     def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
-        parts = [ask_each(self.judge, [self._project(s, r) for s in states], qs) for r, qs in self._groups(questions)]
-        return [_merge([p[i] for p in parts], questions) for i in range(len(states))]
+        parts = [ask_all(self.judge, [self._project(s, r) for s in states], qs) for r, qs in self._groups(questions)]
+        return [merge_answers([p[i] for p in parts], questions) for i in range(len(states))]
 
     async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
         parts = [await self.judge.aask_many([self._project(s, r) for s in states], qs)
                  for r, qs in self._groups(questions)]
-        return [_merge([p[i] for p in parts], questions) for i in range(len(states))]
+        return [merge_answers([p[i] for p in parts], questions) for i in range(len(states))]
 
 
-def _merge(parts: list[Answers], questions: Mapping[str, Any]) -> Answers:
+def merge_answers(parts: list[Answers], questions: Mapping[str, Any]) -> Answers:
     """One `Answers` from the answers of several asks about (views of) one state, in the order the
     questions were given."""
     if len(parts) == 1:

@@ -17,7 +17,7 @@ from typing import Any, Literal, Self, get_args
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, model_serializer
 
 from ..answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
-from .head import Head
+from ..judges.head import Head
 
 
 class _Block(BaseModel):
@@ -136,20 +136,20 @@ class QuestionMetrics(_Stored):
 
     def value(self, name: QualityMetric) -> float | None:
         """One metric's value; an unknown name is a `KeyError`, never a silent None."""
-        _known(name)
+        _check_metric_name(name)
         value: float | None = getattr(self, name)
         return value
 
     def interval(self, name: QualityMetric) -> tuple[float, float] | None:
         """One metric's interval, or None when it was not measured or a bound is undefined."""
-        _known(name)
+        _check_metric_name(name)
         ci: Interval | None = getattr(self, f"{name}_ci")
         if ci is None or ci[0] is None or ci[1] is None:
             return None
         return (ci[0], ci[1])
 
 
-def _known(name: str) -> None:
+def _check_metric_name(name: str) -> None:
     if name not in HIGHER_BETTER + LOWER_BETTER:
         raise KeyError(f"no quality metric {name!r}; known: {list(HIGHER_BETTER + LOWER_BETTER)}")
 

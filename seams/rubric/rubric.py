@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import time
 import warnings
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from pydantic import ValidationError
@@ -24,10 +25,11 @@ from ..errors import (
     validation_problems,
 )
 from ..judges.aliases import warn_if_moving_alias
-from ..judges.base import Answered, Questions, aanswer_each, answer_each
+from ..judges.base import Answered, JudgeLike, Questions, aanswers_or_errors, answers_or_errors, as_judge
+from ..judges.head import Head
 from ..policy import RAISE, Policy, Verdict, evaluate
 from ..questions import Choice, Noul, Score
-from ..state import backtick_refs, canonical_json, check_state
+from ..state import backtick_refs, check_state, fingerprint
 from .alone import AskedAlone
 from .calibration import CalibrationBlock
 from .loader import check_sendable, located_error, parse_yaml, plain, position, read_text
@@ -40,16 +42,11 @@ if TYPE_CHECKING:
 Known = Mapping[str, "float | Answer"]
 
 
-def fingerprint(value: Any) -> str:
-    """A short, stable hash of a JSON value (sorted keys, no whitespace)."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:16]
-
-
 def question_fingerprint(question: Noul | Choice | Score, asked_alone: Mapping[str, str | None] | None = None) -> str:
     """What a question's calibration was fitted against: its wording, and the fields replaced when
     it is asked alone (a different view of the state is a different question)."""
     if not asked_alone:
-        return fingerprint(question.wire())
+        return question.fingerprint
     return fingerprint({"question": question.wire(), "asked_alone": dict(asked_alone)})
 
 
@@ -58,11 +55,20 @@ class Rubric:
     `Rubric.builtin(name)`; decide with `rubric.decide(state, judge=...)`."""
 
     def __init__(self, spec: RubricSpec, *, path: str | None = None, source: str | None = None) -> None:
-        self.spec = spec
+        self._spec = spec
         self.path = path
         self.source = source
         self._stale_warned: set[str] = set()
         self._last_headed: tuple[Judge, Judge] | None = None
+        # What the frozen spec decides, computed once and kept: nothing on the decision path
+        # re-hashes the rubric (`hash`, `policy_fingerprint`, the staleness of its calibration).
+        self._stale_by_model: dict[str | None, list[str]] = {}
+
+    @property
+    def spec(self) -> RubricSpec:
+        """The validated rubric (frozen; a rubric is never edited in place, so what is derived
+        from it is computed once)."""
+        return self._spec
 
     # ------------------------------------------------------------------ construction
 
@@ -142,7 +148,7 @@ class Rubric:
     def calibration(self) -> CalibrationBlock | None:
         return self.spec.calibration
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
         """Content hash for audit: name, version, state, questions and policy.
 
@@ -160,42 +166,67 @@ class Rubric:
             }
         )
 
-    def asking(self, judge: Judge) -> Judge:
+    def asking(self, judge: Judge | JudgeLike) -> Judge:
         """`judge` as this rubric asks it (every path that asks the rubric's questions goes through
-        here): with the rubric's fitted heads when they were fitted on this very local model
-        (`with_heads`; any other judge is left as it is), and wrapped so the `asked_alone`
-        questions see their view of the state."""
+        here, and nothing else stacks wrappers on a judge): a duck-typed judge given the
+        contract's defaults (`as_judge`), with the rubric's fitted heads when they were fitted on
+        this very local model (`Judge.with_heads`; any other judge is left as it is), and wrapped
+        so the `asked_alone` questions see their view of the state."""
         if isinstance(judge, AskedAlone):
             return judge
-        if self._has_heads():
+        judge = as_judge(judge)
+        if self.current_heads:
             judge = self._headed(judge)
         if not self.spec.asked_alone:
             return judge
         return AskedAlone(judge, self.spec.asked_alone)
 
     def _headed(self, judge: Judge) -> Judge:
-        """`with_heads(judge, self)`, built once per judge: a rubric is asked with the same judge
+        """`judge.with_heads(...)`, built once per judge: a rubric is asked with the same judge
         call after call, and the headed judge hashes its heads when it is built."""
         last = self._last_headed
         if last is not None and last[0] is judge:
             return last[1]
-        from .heads import with_heads  # loads the local judge's modules only for a headed rubric
-
-        headed: Judge = with_heads(judge, self)
+        headed = judge.with_heads(self.current_heads)
         self._last_headed = (judge, headed)
         return headed
 
-    def _has_heads(self) -> bool:
+    @functools.cached_property
+    def stored_heads(self) -> Mapping[str, Head]:
+        """The heads stored in the calibration block, by question id."""
         cal = self.spec.calibration
-        return cal is not None and any(qc.head is not None for qc in cal.questions.values())
+        if cal is None:
+            return MappingProxyType({})
+        return MappingProxyType({qid: qc.head for qid, qc in cal.questions.items() if qc.head is not None})
+
+    @functools.cached_property
+    def current_heads(self) -> Mapping[str, Head]:
+        """The stored heads whose question is asked as it was when they were fitted (same
+        wording, same `asked_alone` view of the state): the ones laid over a judge."""
+        cal = self.spec.calibration
+        asked = self.spec.questions
+        return MappingProxyType({
+            qid: h for qid, h in self.stored_heads.items() if cal is not None and qid in asked
+            and cal.questions[qid].fingerprint == question_fingerprint(asked[qid], self.spec.asked_alone.get(qid))})
 
     def policy_fingerprint(self) -> str:
         """What a calibration was fitted against. Unset optional fields are left out, so a field
         added to the format later does not make every existing calibration stale."""
+        return self._policy_fingerprint
+
+    @functools.cached_property
+    def _policy_fingerprint(self) -> str:
         return fingerprint(self.spec.policy.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     def stale_reasons(self, model_id: str | None) -> list[str]:
-        """Why the calibration block does not apply (empty when it does, or when there is none)."""
+        """Why the calibration block does not apply (empty when it does, or when there is none).
+        Worked out once per model id: the rubric is frozen."""
+        got = self._stale_by_model.get(model_id)
+        if got is None:
+            got = self._stale_by_model[model_id] = self._stale_reasons(model_id)
+        return list(got)
+
+    def _stale_reasons(self, model_id: str | None) -> list[str]:
         cal = self.spec.calibration
         if cal is None:
             return []
@@ -234,7 +265,7 @@ class Rubric:
                 )
         return state
 
-    def decide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False,
+    def decide(self, state: Any, judge: Judge | JudgeLike | None = None, *, keep_state: bool = False,
                known: Known | None = None) -> Decision:
         """Ask every question about `state` and apply the policy.
 
@@ -248,20 +279,20 @@ class Rubric:
         """
         return self.decide_many([state], judge, keep_state=keep_state, known=known)[0]
 
-    async def adecide(self, state: Any, judge: Judge | None = None, *, keep_state: bool = False,
+    async def adecide(self, state: Any, judge: Judge | JudgeLike | None = None, *, keep_state: bool = False,
                       known: Known | None = None) -> Decision:
         """`decide` for async code: the judge's `aask`, never blocking the event loop."""
         return (await self.adecide_many([state], judge, keep_state=keep_state, known=known))[0]
 
     # Without `return_exceptions` every slot is a Decision: the overloads say so to a type checker.
     @overload
-    def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+    def decide_many(self, states: Sequence[Any], judge: Judge | JudgeLike | None = None, *, keep_state: bool = False,
                     known: Known | None = None, return_exceptions: Literal[False] = False) -> list[Decision]: ...
     @overload
-    def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+    def decide_many(self, states: Sequence[Any], judge: Judge | JudgeLike | None = None, *, keep_state: bool = False,
                     known: Known | None = None, return_exceptions: bool) -> list[Decision | StateError]: ...
 
-    def decide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+    def decide_many(self, states: Sequence[Any], judge: Judge | JudgeLike | None = None, *, keep_state: bool = False,
                     known: Known | None = None,
                     return_exceptions: bool = False) -> list[Decision] | list[Decision | StateError]:
         """One decision per state, in order: `decide` for many states at once.
@@ -274,33 +305,33 @@ class Rubric:
         """
         if not states:
             return []
-        given = self._known(known)
-        judge = judge if judge is not None else _default_judge()
+        given = self._checked_known(known)
+        judge = as_judge(judge) if judge is not None else _default_judge()
         started = time.perf_counter()
         answered = self.answer_many(states, judge, questions=self._unknown(given))
         return self._decisions(states, answered, given, judge, started, keep_state, return_exceptions)
 
     @overload
-    async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+    async def adecide_many(self, states: Sequence[Any], judge: Judge | JudgeLike | None = None, *, keep_state: bool = False,
                            known: Known | None = None,
                            return_exceptions: Literal[False] = False) -> list[Decision]: ...
     @overload
-    async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+    async def adecide_many(self, states: Sequence[Any], judge: Judge | JudgeLike | None = None, *, keep_state: bool = False,
                            known: Known | None = None, return_exceptions: bool) -> list[Decision | StateError]: ...
 
-    async def adecide_many(self, states: Sequence[Any], judge: Judge | None = None, *, keep_state: bool = False,
+    async def adecide_many(self, states: Sequence[Any], judge: Judge | JudgeLike | None = None, *, keep_state: bool = False,
                            known: Known | None = None,
                            return_exceptions: bool = False) -> list[Decision] | list[Decision | StateError]:
         """`decide_many` for async code: the judge's `aask_many`, never blocking the event loop."""
         if not states:
             return []
-        given = self._known(known)
-        judge = judge if judge is not None else _default_judge()
+        given = self._checked_known(known)
+        judge = as_judge(judge) if judge is not None else _default_judge()
         started = time.perf_counter()
         answered = await self.aanswer_many(states, judge, questions=self._unknown(given))
         return self._decisions(states, answered, given, judge, started, keep_state, return_exceptions)
 
-    def answer_many(self, states: Sequence[Any], judge: Judge | None = None, *,
+    def answer_many(self, states: Sequence[Any], judge: Judge | JudgeLike | None = None, *,
                     questions: Questions | None = None) -> list[Answered]:
         """The rubric's questions about each state, asked as this rubric asks them (its `asked_alone`
         views): one `ask_many`, falling back to one `ask` per state, so each slot holds that state's
@@ -312,17 +343,17 @@ class Rubric:
         states, judge, qs = self._prepare(states, judge, questions)
         if not qs:
             return [Answers(model=judge.model_id, answers={}) for _ in states]
-        return answer_each(judge, states, qs)
+        return answers_or_errors(judge, states, qs)
 
-    async def aanswer_many(self, states: Sequence[Any], judge: Judge | None = None, *,
+    async def aanswer_many(self, states: Sequence[Any], judge: Judge | JudgeLike | None = None, *,
                            questions: Questions | None = None) -> list[Answered]:
         """`answer_many` for async code: `aask_many`, falling back to one `aask` per state."""
         states, judge, qs = self._prepare(states, judge, questions)
         if not qs:
             return [Answers(model=judge.model_id, answers={}) for _ in states]
-        return await aanswer_each(judge, states, qs)
+        return await aanswers_or_errors(judge, states, qs)
 
-    def _prepare(self, states: Sequence[Any], judge: Judge | None,
+    def _prepare(self, states: Sequence[Any], judge: Judge | JudgeLike | None,
                  questions: Questions | None) -> tuple[list[Any], Judge, Questions]:
         """Check every state before anything is sent; the judge as this rubric asks it."""
         if isinstance(states, (str, bytes, Mapping)):
@@ -335,7 +366,7 @@ class Rubric:
         """The questions left to ask when `given` are known."""
         return {qid: q for qid, q in self.spec.questions.items() if qid not in given}
 
-    def _known(self, known: Known | None) -> dict[str, Any]:
+    def _checked_known(self, known: Known | None) -> dict[str, Any]:
         """`known` as answer objects, each checked against the question it answers."""
         out: dict[str, Any] = {}
         for qid, value in (known or {}).items():
@@ -365,7 +396,8 @@ class Rubric:
                     raise got
                 out.append(got)
             elif isinstance(got, JudgeError):
-                out.append(self.on_error(got, judge=judge, state=state, latency_ms=ms, keep_state=keep_state))
+                out.append(self.on_error(got, judge=judge, state=state, latency_ms=ms, keep_state=keep_state,
+                                         known=given))
             else:
                 if given:
                     merged = {**got.answers, **given}
@@ -428,9 +460,14 @@ class Rubric:
         return bool(reasons)
 
     def on_error(self, exc: JudgeError, *, judge: Judge, state: Any = None, latency_ms: float | None = None,
-                 keep_state: bool = False) -> Decision:
+                 keep_state: bool = False, known: Known | None = None) -> Decision:
         """The decision for a judge that failed: the policy's `on_error` outcome (fail closed,
-        never an act outcome), or `exc` raised when the policy says `raise`."""
+        never an act outcome), or `exc` raised when the policy says `raise`.
+
+        `known` answers (see `decide`) are the decision's `answers`: what code knows for certain
+        holds when the judge fails too, so whatever reads the decision next (a `Cascade`'s strong
+        side, an audit log) sees them."""
+        given = self._checked_known(known)
         policy = self.spec.policy
         outcome = policy.on_error_outcome
         if outcome == RAISE:
@@ -444,6 +481,7 @@ class Rubric:
             rubric_version=self.version,
             rubric_hash=self.hash,
             model=judge.model_id,
+            answers={q: given[q] for q in self.spec.questions if q in given},
             latency_ms=0.0 if latency_ms is None else latency_ms,
             error=error_summary(exc),
             state=state if keep_state else None,

@@ -50,7 +50,7 @@ from ..errors import (
     RateLimitError,
     StateError,
 )
-from ..judges.base import Judge
+from ..judges.base import Judge, JudgeLike, as_judge
 from ..limits import work_limits
 from ..questions import Question, question_id_problem
 from ..state import MAX_DEPTH, json_problem
@@ -119,7 +119,7 @@ def _item(loc: Sequence[Any], msg: str, type_: str) -> dict[str, Any]:
 
 
 def create_app(
-    judge: Judge,
+    judge: Judge | JudgeLike,
     *,
     api_key: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
@@ -150,6 +150,7 @@ def create_app(
     body_timeout:
         Seconds the request body may take to arrive; a slower one gets 408.
     """
+    judge = as_judge(judge)
     if max_body_bytes < 1:
         raise ValueError("max_body_bytes must be positive")
     if not body_timeout > 0:
@@ -338,8 +339,8 @@ def _answer(dumped: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model_card(judge: Judge) -> dict[str, str]:
-    description = getattr(judge, "description", None) or f"seams judge {judge.model_id}"
-    released = getattr(judge, "release_date", None) or date.today().isoformat()
+    description = judge.description or f"seams judge {judge.model_id}"
+    released = judge.release_date or date.today().isoformat()
     return {"description": str(description), "release_date": str(released)}
 
 

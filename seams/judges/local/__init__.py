@@ -9,4 +9,4 @@ config's blend mixes into the logits is `encoder.py`.
 from .config import ModelConfig, ModelDir, read_model_dir, shipped_model_dir
 from .judge import LocalJudge, PairFeatures
 
-__all__ = ["LocalJudge", "PairFeatures", "ModelConfig", "ModelDir", "read_model_dir", "shipped_model_dir"]
+__all__ = ["LocalJudge", "ModelConfig", "ModelDir", "PairFeatures", "read_model_dir", "shipped_model_dir"]

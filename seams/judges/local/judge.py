@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnxruntime as ort
@@ -36,12 +36,15 @@ from ...limits import WorkLimits, current_limits
 from ...questions import Choice, Noul, Score, parse_questions, question_id_problem
 from ...settings import settings
 from ...state import check_state
-from ..base import SyncJudge
+from ..base import Judge, SyncJudge
 from .config import BlendWeights, ModelConfig, ModelDir, read_model_dir
 from .encoder import SentenceEncoder
 from .hypotheses import focus, hypotheses, option_texts, state_text
 from .runtime import load_session
 from .windows import combine_distribution, combine_noul, distribution_window, noul_window, stride, window_size
+
+if TYPE_CHECKING:
+    from ..head import Head
 
 Question = Noul | Choice | Score
 
@@ -200,7 +203,7 @@ class LocalJudge(SyncJudge):
         """(windows, model runs) that asking `questions` about `state` would take, planned
         without running the cross-encoder, so a long job can be announced before it starts (a
         config's sentence encoder does run: a long Choice's shortlist depends on it)."""
-        plan = self._plan([check_state(state)], _coerce_questions(questions))
+        plan = self._plan([check_state(state)], coerce_questions(questions))
         return max(plan.windows.values(), default=1), len(plan.pairs)
 
     # ------------------------------------------------------------------ the Judge protocol
@@ -244,6 +247,17 @@ class LocalJudge(SyncJudge):
         """Length of one pair's feature vector, or None when the model outputs none."""
         return self._feature_dim
 
+    def with_heads(self, heads: Mapping[str, Head]) -> Judge:
+        """This model with `heads` laid over its answers (`HeadedJudge`) when every head was
+        fitted on it and it outputs their features; itself otherwise, so no head is ever applied
+        to a model it was not fitted on (the calibration fitted on the headed judge then reads as
+        stale: `rubric.stale_reasons`, `seams check`)."""
+        from .headed import HeadedJudge, head_problem
+
+        if not heads or self._feature_dim is None or head_problem(self, heads) is not None:
+            return self
+        return HeadedJudge(self, heads)
+
     def _need_features(self) -> None:
         if self._feature_dim is None:
             raise ConfigError(
@@ -258,7 +272,7 @@ class LocalJudge(SyncJudge):
         t0 = time.perf_counter()
         if isinstance(states, (str, bytes, Mapping)):
             raise StateError("ask_many takes a sequence of states; use ask() for one state")
-        qs = _coerce_questions(questions)
+        qs = coerce_questions(questions)
         checked = []
         for i, state in enumerate(states):
             try:
@@ -608,7 +622,7 @@ class _Plan:
 # ---------------------------------------------------------------------- loading helpers
 
 
-def _coerce_questions(questions: Mapping[str, Any]) -> dict[str, Question]:
+def coerce_questions(questions: Mapping[str, Any]) -> dict[str, Question]:
     """Question models as given, or their JSON shapes validated by `seams.questions`."""
     if not isinstance(questions, Mapping):
         raise QuestionError(f"questions must be a mapping of id → question, got {type(questions).__name__}")

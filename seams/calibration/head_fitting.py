@@ -23,16 +23,16 @@ import numpy as np
 
 from ..answers import Answers
 from ..errors import InputError
+from ..judges.head import Head
+from ..judges.local.headed import HeadedJudge
 from ..judges.local.judge import LocalJudge, PairFeatures
 from ..questions import Choice, Noul, Score
 from ..rubric import Rubric, question_fingerprint
 from ..rubric.calibration import QuestionMetrics
-from ..rubric.head import Head
-from ..rubric.heads import HeadedJudge
 from .dataset import LabelledSet
 from .extract import encode_answers, question_data, split_ids
 from .fit import CalibrationResult, FitOptions, check_counts, fit_calibration, noul_threshold
-from .run import Progress, RunResult, _Counter
+from .run import Progress, ProgressCounter, RunResult
 
 #: The model's logit, standardised, is multiplied by this before the fit, so the L2 penalty on
 #: its weight is 1/LOGIT_SCALE² of a feature's: the head keeps the model's own belief nearly
@@ -247,19 +247,19 @@ def collect(rubric: Rubric, judge: LocalJudge, states: Sequence[Any], *, batch_s
             progress: Progress | None = None) -> Pass:
     """The local model's answers and pair features for every state, as the rubric asks them
     (questions `asked_alone` see their view of the state); `progress(done, total)` as chunks finish."""
-    from ..rubric.alone import AskedAlone, _merge
+    from ..rubric.alone import AskedAlone, merge_answers
 
     questions = rubric.questions
     alone = AskedAlone(judge, rubric.spec.asked_alone)
     out: Pass = []
-    bar = _Counter(progress, 0, len(states))
+    bar = ProgressCounter(progress, 0, len(states))
     for start in range(0, len(states), batch_size):
         chunk = states[start:start + batch_size]
         parts = [judge.answers_and_features([alone._project(s, repl) for s in chunk], qs)
                  for repl, qs in alone._groups(questions)]
         for i in range(len(chunk)):
             feats = {qid: f for p in parts for qid, f in p[i][1].items()}
-            out.append((_merge([p[i][0] for p in parts], questions), feats))
+            out.append((merge_answers([p[i][0] for p in parts], questions), feats))
         bar.advance(len(chunk))
     return out
 

@@ -19,7 +19,7 @@ scalars in the clear (a reviewer can see how far it trusts the model, `logit_wei
 feature weights as base64 of little-endian float32 (exact, and a few KB: 384 floats for
 seams-minilm), the model id and question fingerprint it was fitted on. Loading one needs the
 standard library only (a rubric loads light); applying it, numpy; fitting is
-`seams.calibration.heads`.
+`seams.calibration.head_fitting`.
 """
 
 from __future__ import annotations

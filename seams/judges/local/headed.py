@@ -1,0 +1,132 @@
+"""`HeadedJudge`: a local judge that answers the questions it has fitted heads for with them.
+
+The heads come from a rubric's calibration block (`seams calibrate --heads`, `seams distill`);
+`LocalJudge.with_heads(heads)` is how every caller gets one (the rubric asks for it: a judge is
+given to `Rubric.decide` bare, and the rubric lays its own heads over it). The local model runs
+exactly as it does for `ask` (the same pairs, windows and batches), asked for its pair features
+as well, so a headed answer costs the model's run plus one dot product per pair.
+
+A head never applies to a judge it was not fitted on: building a `HeadedJudge` over another
+model, or over a model without features, is a `HeadMismatch`. `LocalJudge.with_heads` instead
+returns the judge unheaded in that case, so the rubric's calibration (fitted on the headed judge,
+whose model id says so) reads as stale and `seams check` fails, rather than raising mid-run.
+A question whose wording no longer matches its head's fingerprint is answered by the model
+alone (the calibration is then stale too, for the same reason).
+
+The headed judge's `model_id` is `<local model id>+heads:<digest of the heads>`, so answers
+cached from it, and a calibration fitted on it, never pass for the bare model's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
+from ...errors import HeadMismatch
+from ...questions import Choice, Noul, Score
+from ..base import Judge, WrappedJudge
+from ..head import Head, heads_digest
+from .judge import LocalJudge, PairFeatures, coerce_questions
+
+
+class HeadedJudge(WrappedJudge):
+    """`judge` with `heads` (by question id) laid over its answers.
+
+    Parameters
+    ----------
+    judge:
+        The local judge the heads were fitted on (its model must output pair features).
+    heads:
+        Fitted heads by question id; questions without one are answered by the model alone.
+    """
+
+    judge: LocalJudge
+
+    def __init__(self, judge: LocalJudge, heads: Mapping[str, Head]) -> None:
+        if not isinstance(judge, LocalJudge):
+            raise HeadMismatch(f"heads apply to a local judge only (the model whose features they read), "
+                               f"not to {type(judge).__name__} {judge.model_id!r}")
+        problem = head_problem(judge, heads)
+        if problem is not None:
+            raise HeadMismatch(problem)
+        super().__init__(judge)
+        self.heads = dict(heads)
+        self._digest = heads_digest(self.heads)
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.judge.model_id}+heads:{self._digest}"
+
+    @property
+    def answer_identity(self) -> str:
+        return f"{self.judge.answer_identity}+heads:{self._digest}"
+
+    def __repr__(self) -> str:
+        return f"HeadedJudge({self.judge!r}, heads={sorted(self.heads)})"
+
+    def with_heads(self, heads: Mapping[str, Head]) -> Judge:
+        """Already headed: itself (a judge carries one set of heads)."""
+        return self
+
+    def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
+        return self.ask_many([state], questions)[0]
+
+    async def aask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
+        return (await self.aask_many([state], questions))[0]
+
+    def ask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
+        """The model's answers, with every question that has a matching head answered by it."""
+        qs = coerce_questions(questions)
+        heads = self.applicable(qs)
+        if not heads:
+            return [a.model_copy(update={"model": self.model_id}) for a in self.judge.ask_many(states, qs)]
+        return [self.apply(a, f, qs, heads) for a, f in self.judge.answers_and_features(states, qs)]
+
+    async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
+        import asyncio
+
+        return await asyncio.to_thread(self.ask_many, states, questions)
+
+    def applicable(self, questions: Mapping[str, Noul | Choice | Score]) -> dict[str, Head]:
+        """The heads that apply to these questions: same id, same wording as fitted."""
+        return {qid: self.heads[qid] for qid, q in questions.items()
+                if qid in self.heads and self.heads[qid].fingerprint == q.fingerprint}
+
+    def apply(self, answers: Answers, features: Mapping[str, PairFeatures],
+              questions: Mapping[str, Noul | Choice | Score], heads: Mapping[str, Head]) -> Answers:
+        """`answers` (the model's) with the questions in `heads` answered from their features."""
+        out = dict(answers.answers)
+        for qid, head in heads.items():
+            out[qid] = head_answer(head, questions[qid], features[qid], out[qid])
+        return answers.model_copy(update={"model": self.model_id, "answers": out})
+
+
+def head_problem(judge: LocalJudge, heads: Mapping[str, Head]) -> str | None:
+    """Why `heads` cannot be laid over `judge` (fitted on another model, or reading another
+    number of features), or None when they can."""
+    for qid, head in heads.items():
+        if head.model != judge.model_id:
+            return (f"the head of question {qid!r} was fitted on model {head.model!r}; "
+                    f"it never applies to {judge.model_id!r} (refit: seams calibrate --heads)")
+        if judge.feature_dim != head.dim:
+            return (f"the head of question {qid!r} reads {head.dim} features; model "
+                    f"{judge.model_id!r} outputs {judge.feature_dim or 'none'}")
+    return None
+
+
+def head_answer(head: Head, question: Noul | Choice | Score, pf: PairFeatures,
+                raw: NoulAnswer | ChoiceAnswer | ScoreAnswer) -> NoulAnswer | ChoiceAnswer | ScoreAnswer:
+    """The head's answer to one question, keeping the raw answer's extras (`x_windows`)."""
+    probs = head.probabilities(pf.logits, pf.features)
+    extra = dict(raw.model_extra or {})
+    if isinstance(question, Noul):
+        return NoulAnswer(noul=float(probs[0]), **extra)
+    if isinstance(question, Choice):
+        choice = ChoiceAnswer.from_probabilities(dict(zip(question.options, map(float, probs), strict=True)))
+        return ChoiceAnswer(**choice.model_dump(), **extra) if extra else choice
+    score = ScoreAnswer.from_probabilities(probs.tolist(), question.levels)
+    return ScoreAnswer(**score.model_dump(), **extra) if extra else score
+
+
+__all__ = ["HeadedJudge", "head_answer", "head_problem"]
