@@ -78,8 +78,8 @@ def _variant_session(path: Path, threads: int, *, basic: bool = False, spin: boo
 def _feeds() -> list[dict[str, np.ndarray]]:
     """The exact feeds `LocalJudge` sends for the 60 reference pairs."""
     judge = LocalJudge(MODEL, intra_op_threads=1)
-    rec = _Recorder(judge._session)  # noqa: SLF001 - a bench records what the judge feeds
-    judge._session = rec  # noqa: SLF001
+    rec = _Recorder(judge._session)
+    judge._session = rec
     for question, state in noul_pairs():
         judge.ask(state, {"q": Noul(instructions=question)})
     return rec.feeds

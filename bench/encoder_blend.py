@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from local_judge import TEXT, timed
 
 from seams.judges.local import LocalJudge, read_model_dir, shipped_model_dir
-from seams.questions import Choice
 from seams.judges.local.runtime import machine
+from seams.questions import Choice
 
 FOUR = Choice(instructions="Which team should handle the ticket?", criteria={
     "billing": "charges, invoices and refunds", "technical": "bugs, outages and errors",

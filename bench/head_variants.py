@@ -42,9 +42,9 @@ from seams.calibration.dataset import load_jsonl  # noqa: E402
 from seams.calibration.head_fitting import DEFAULT_CS, HeadFitter, head_rows  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.hypotheses import focus, option_texts, state_text  # noqa: E402
+from seams.judges.local.runtime import machine  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
 from seams.rubric.alone import AskedAlone  # noqa: E402
-from seams.judges.local.runtime import machine  # noqa: E402
 
 SEAMS = ("confirm-before-act", "escalation", "memory-admission", "output-check", "passage-gate", "model-routing")
 

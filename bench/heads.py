@@ -55,9 +55,9 @@ from seams.calibration.head_fitting import DEFAULT_FOLDS, HeadFitter, collect, h
 from seams.calibration.run import RunResult  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.headed import HeadedJudge  # noqa: E402
+from seams.judges.local.runtime import machine  # noqa: E402
 from seams.questions import Noul  # noqa: E402
 from seams.rubric import Rubric, question_fingerprint  # noqa: E402
-from seams.judges.local.runtime import machine  # noqa: E402
 
 KEYS = {"noul": ("auroc", "brier", "ece"), "choice": ("top1", "brier", "ece"), "score": ("mae", "top1", "ece")}
 

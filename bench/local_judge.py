@@ -33,8 +33,8 @@ from typing import Any
 import onnx
 
 from seams.judges.local import LocalJudge, read_model_dir, shipped_model_dir
-from seams.questions import Noul
 from seams.judges.local.runtime import machine
+from seams.questions import Noul
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = (32, 128, 512)

@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text  # noqa: E402
-from seams.questions import Choice  # noqa: E402
 from seams.judges.local.runtime import load_session, machine  # noqa: E402
+from seams.questions import Choice  # noqa: E402
 from training.written import items  # noqa: E402
 
 

@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from seams.judges.local.hypotheses import hypotheses, state_text
-from seams.questions import Choice, Noul
 from seams.judges.local.runtime import load_session, machine
+from seams.questions import Choice, Noul
 from training.card import LOWER_IS_BETTER
 from training.mixture import EvalItem, build_eval
 

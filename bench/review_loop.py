@@ -27,8 +27,8 @@ import argparse
 import json
 import random
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -41,8 +41,8 @@ from seams.judges.cache import CachedJudge  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.queue import ReviewQueue  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
-from seams.rubric.rubric import builtin_path  # noqa: E402
 from seams.rubric.heads import with_heads  # noqa: E402
+from seams.rubric.rubric import builtin_path  # noqa: E402
 
 
 def _uncalibrated(name: str, into: Path) -> Path:
@@ -144,7 +144,7 @@ def main() -> None:
     cmd = [sys.executable, "-m", "seams", "calibrate", str(rubric_path), "--from-queue", str(queue_path),
            "--cache", str(cache), "--seed", str(args.seed), "--quiet", *(["--heads"] if args.heads else []), *args.calibrate_args]
     print("refit: " + " ".join(["seams", *cmd[3:]]).replace(str(ROOT) + "/", ""), flush=True)
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=ROOT)
     sys.stdout.write("  " + done.stdout.replace("\n", "\n  ").rstrip() + "\n")
     if done.returncode != 0:
         sys.stderr.write(done.stderr)

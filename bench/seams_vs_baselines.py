@@ -46,8 +46,8 @@ from seams.builtin.memory import MemoryGate
 from seams.builtin.passages import PassageGate
 from seams.builtin.tools import Tool, ToolSelector, _humanise
 from seams.judges.local import LocalJudge
-from seams.questions import Choice
 from seams.judges.local.runtime import machine
+from seams.questions import Choice
 
 CAL = ROOT / "calibration"
 

@@ -61,7 +61,7 @@ def test_rag_passage_gate_sets_every_denial_apart() -> None:
     assert out.count("<- model miss") <= 1
 
 
-def _example(name: str):  # noqa: ANN202 - the example module, imported as a user's code would
+def _example(name: str):
     sys.path.insert(0, str(EXAMPLES))
     try:
         return __import__(name)

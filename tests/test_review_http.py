@@ -191,7 +191,7 @@ def test_an_empty_queue_says_so(tmp_path: Path) -> None:
 
 
 def test_an_item_without_a_rubric_is_read_from_its_stored_answers(desk) -> None:
-    asgi_with, queue_path = desk
+    _asgi_with, queue_path = desk
     q = ReviewQueue(queue_path)
     c = signed_in(create_review_app(q, access=DeskAccess(TOKEN)))  # no --rubric, and not a built-in
     _, html = claim(c)

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-
 #: The prefix the export's wrapper modules add to every named weight, once per wrapper: 0.5's graph
 #: has one (`m.bert.…`), 0.6's two (`m.m.bert.…`, features wrapped around the pooler export).
 _WRAPPER = "m."

@@ -256,11 +256,11 @@ def _reviewed_set(rubric: str, queue: Path, into: Path, *, quiet: bool) -> Path:
     """The queue's resolved items of `rubric` as a labelled set in `into`, written by the queue's
     own export (the calibration format), so a fit from reviews reads exactly what `export` gives."""
     from ..queue import ReviewQueue
-    from .ask import _load_rubric
+    from .ask import load_rubric
 
     if not queue.is_file():
         raise InputError(f"--from-queue: no review queue at {queue}")
-    name = _load_rubric(rubric).name
+    name = load_rubric(rubric).name
     q = ReviewQueue(queue)
     try:
         out = into / "reviewed.jsonl"

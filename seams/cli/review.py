@@ -17,7 +17,7 @@ import typer
 from ..errors import InputError
 from . import app
 from ._common import EXIT_USAGE, err_console, errors_to_exit
-from .serve import _bind, _loopback
+from .serve import bind_socket, is_loopback
 
 
 @app.command()
@@ -43,7 +43,7 @@ def review(
     from ..rubric import Rubric
 
     with errors_to_exit():
-        if not _loopback(host) and not allow_remote:
+        if not is_loopback(host) and not allow_remote:
             raise InputError(f"--host {host} is not a loopback address: the desk shows states and takes labels, so "
                              "another host needs --allow-remote")
         if not queue.is_file():
@@ -54,7 +54,7 @@ def review(
     access = DeskAccess()
     asgi = create_review_app(q, rubric=the_rubric, access=access, lease_s=lease, capacity=capacity)
     try:
-        sock = _bind(host, port)
+        sock = bind_socket(host, port)
     except OSError as exc:
         err_console.print(f"[red]error:[/red] cannot listen on {host}:{port}: {exc.strerror or exc}")
         raise typer.Exit(EXIT_USAGE) from None
@@ -63,7 +63,7 @@ def review(
     sock.listen(128)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    if not _loopback(host):
+    if not is_loopback(host):
         print(f"seams review: warning: listening on {host}, not loopback: anyone who can reach it with the token "
               "can read the queue's states and label them; prefer an SSH tunnel", file=sys.stderr, flush=True)
     print(f"http://{shown}:{bound}/?token={access.token}", flush=True)

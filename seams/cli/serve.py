@@ -57,7 +57,7 @@ def serve(
                       max_pairs=max_pairs or None, request_timeout=request_timeout or None, body_timeout=body_timeout)
 
     try:
-        sock = _bind(host, port)
+        sock = bind_socket(host, port)
     except OSError as exc:
         err_console.print(f"[red]error:[/red] cannot listen on {host}:{port}: {exc.strerror or exc}")
         raise typer.Exit(EXIT_USAGE) from None
@@ -66,7 +66,7 @@ def serve(
     auth = "Bearer key required" if api_key else "no key required"
     print(f"seams serve: {the_judge.model_id} on http://{shown}:{bound} ({auth}); Ctrl-C stops",
           file=sys.stderr, flush=True)
-    if not api_key and not _loopback(host):
+    if not api_key and not is_loopback(host):
         print(f"seams serve: warning: listening on {host} without a key; anyone who can reach it can use it "
               "(set SEAMS_API_KEY)", file=sys.stderr, flush=True)
 
@@ -86,14 +86,14 @@ def serve(
     print("seams serve: stopped", file=sys.stderr, flush=True)
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from ..decision import Decision
 from ..errors import InputError, SeamsError
-from ..queue import Label, ReviewItem
 from ..questions import Choice, Noul, Score
+from ..queue import Label, ReviewItem
 from ..rubric import Rubric
 
 Kind = Literal["noul", "choice", "score", "unknown"]
@@ -232,5 +232,14 @@ def labels_from_form(form: Mapping[str, str], view: ItemView) -> dict[str, Label
     return out
 
 
-__all__ = ["ItemView", "LABEL_FIELD", "Option", "QuestionView", "TraceRow", "item_view", "labels_from_form",
-           "state_fields", "text_of"]
+__all__ = [
+    "LABEL_FIELD",
+    "ItemView",
+    "Option",
+    "QuestionView",
+    "TraceRow",
+    "item_view",
+    "labels_from_form",
+    "state_fields",
+    "text_of",
+]
