@@ -10,10 +10,13 @@ dropped as a duplicate and the stale fact stays.
 The gate decides in this order:
 
 1. **Code first.** Card numbers (Luhn), national ids, vendor keys, tokens and passwords in words
-   are rejected before any model sees them (`seams.secrets`), and orders to the assistant and
-   privilege claims are quarantined (`seams.instructions`), both matched on the normal form of
-   the text (look-alike letters, spacing, spelled-out digits). A credential word followed by
-   what may or may not be the credential is held for review with that span redacted.
+   are rejected before any model sees them (`seams.secrets`), and orders to the assistant,
+   privilege claims, disabled safeguards, redirected payments and the like are quarantined
+   (`seams.instructions`), both matched on the normal form of the text (look-alike letters,
+   spacing, spelled-out digits). What may be a secret — a value where a credential shows, a
+   password-shaped word, a hex key, a spelled-out or concatenated value — is redacted, and the
+   rest is decided as any candidate (a reviewer would see the same redacted text, so holding it
+   kept nothing safer and held many ordinary memories).
 2. **The rubric** `memory-admission`, asked once per nearest memory: red flags (an instruction
    aimed at the system, a secret) → quarantine; a candidate the memory already implies →
    skip as a duplicate (so a poorer restatement never overwrites a richer memory); related memories
@@ -379,18 +382,17 @@ class MemoryGate:
             return Admission("quarantine", candidate,
                              f"an instruction to the assistant, not a fact ({', '.join(kinds)}: seen in code)",
                              findings=tuple(orders)), [], [], ()
-        if findings:  # a credential word and what may be the credential: a person looks, at the redacted text
-            kinds = sorted({f.kind for f in findings})
-            return Admission("hold", candidate, f"may hold a secret ({', '.join(kinds)}: seen in code); "
-                             "held with it redacted", findings=tuple(findings),
-                             redacted=redact(candidate, findings)), [], [], ()
+        # What may be a secret (a value where a credential shows) is redacted, never kept: the rest
+        # is decided as any candidate, so a memory that only mentions a password is not held.
+        possible = tuple(findings)
         personal = tuple(find_personal(candidate)) if self.pii != "admit" else ()
         if personal and self.pii == "hold":
             kinds = sorted({f.kind for f in personal})
             return Admission("hold", candidate, f"holds personal data ({', '.join(kinds)}: seen in code); "
-                             "held with it redacted (pii='hold')", findings=personal,
-                             redacted=redact(candidate, list(personal))), [], [], personal
-        text = redact(candidate, list(personal)) if personal else candidate
+                             "held with it redacted (pii='hold')", findings=(*possible, *personal),
+                             redacted=redact(candidate, [*possible, *personal])), [], [], (*possible, *personal)
+        redacted = (*possible, *personal)
+        text = redact(candidate, list(redacted)) if redacted else candidate
         if nearest is None:
             nearest = self.store.nearest(text, self.k) if self.store is not None else []
         elif isinstance(nearest, (str, bytes)) or not isinstance(nearest, Iterable):
@@ -398,7 +400,7 @@ class MemoryGate:
         pairs = [_as_memory(m) for m in list(nearest)[: self.k]] or [(None, NOTHING_STORED)]
         # The older text first, as the model was trained: memory, then candidate.
         states = [{"memory": mem, "candidate": text} for _, mem in pairs]
-        return None, pairs, states, personal
+        return None, pairs, states, redacted
 
     def admit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None) -> Admission:
         """Decide without writing anything."""
@@ -564,11 +566,17 @@ def _as_given(candidate: str, result: Admission, personal: tuple[FlaggedSpan, ..
     the redacted text is what may be kept, and the findings name the personal data."""
     if not personal:
         return result
-    kinds = ", ".join(sorted({f.kind for f in personal}))
+    secret = sorted({f.kind for f in personal if f.kind not in _PERSONAL_KINDS})
+    pii = sorted({f.kind for f in personal if f.kind in _PERSONAL_KINDS})
+    said = ([f"what may be a secret ({', '.join(secret)}: seen in code) redacted"] if secret else []) + \
+        ([f"personal data ({', '.join(pii)}) redacted (pii='redact')"] if pii else [])
     return Admission(**{**result.__dict__, "candidate": candidate,
                         "redacted": result.redacted if result.redacted is not None else result.candidate,
                         "findings": (*result.findings, *personal),
-                        "reason": f"{result.reason}; personal data ({kinds}) redacted (pii='redact')"})
+                        "reason": f"{result.reason}; {'; '.join(said)}"})
+
+
+_PERSONAL_KINDS = {"email", "phone", "address", "date_of_birth", "id"}
 
 
 def _related(d: Decision) -> float:
