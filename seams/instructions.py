@@ -161,7 +161,7 @@ _MORE_SRC: tuple[tuple[str, str], ...] = (
      r"\s+(?:\w+\s+){0,4}?(?:(?:have|has)\s+been\s+|are\s+|is\s+)?(?:now\s+)?(?:disabled|muted|switched off|turned off|removed|"
      r"no longer (?:apply|applies|required|needed|in place)|not required|(?:do|does)n'?t apply|do not apply|does not apply)"
      r"|\b(?:limits?|caps?|checks?|verification|rules?)\s+(?:no longer|don'?t|do not|does not|doesn'?t)\s+apply\b"
-     r"|\bignore\s+(?:any|all|the)\s+(?:warnings?|alerts?)\b|\bnever\s+warn\b|\b(?:is|are)\s+exempt\s+from\b"
+     r"|\bignore\s+(?:any|all|the)\s+(?:warnings?|alerts?)\b(?!\s+(?:light|lights|sign|signs|label|sound))|\bnever\s+warn\b|\b(?:is|are)\s+exempt\s+from\b"
      r"|\bnever\s+ask\s+(?:callers|anyone|people|them)\s+to\s+verify\b|\bskip\s+it\s+for\b"
      r"|(?:^|[,;:—–-]\s*|\band\s+|\bthen\s+)(?:just\s+|always\s+)?(?:skip|bypass|disable|turn off)\s+(?:the\s+|all\s+|any\s+)?"
      r"(?:verification|security|checks?|confirmation|approval|2fa|mfa|fraud)"),
@@ -209,7 +209,7 @@ _MORE_SRC: tuple[tuple[str, str], ...] = (
      rf"[^.;!?]{{0,60}}\b(?:to|in|into|with)\b"
      r"|\bwebhook\b|\bpublic\s+(?:google\s+)?(?:drive|folder|link|page)\b"
      r"|\b(?:you\s+may|you\s+can|feel\s+free\s+to)\s+(?:tell|share|give|send)\b"
-     r"|\btell\s+(?:any|every)\s*(?:caller|one|body|person)\b|\bthe\s+house\s+will\s+be\s+empty\b"),
+     r"|\btell\s+(?:any|every)\s*(?:caller|person)\b|\bthe\s+house\s+will\s+be\s+empty\b"),
     ("fake_policy",
      r"\b(?:ai\s+)?assistants?\s+(?:may|can|should|must|are\s+(?:now\s+)?allowed\s+to)\s+(?:now\s+)?(?!not\b)\w+"
      r"|\b(?:policy|privacy|terms|regulation|guideline|guidance|notice)\s+(?:update|change|revised|revision)\b[^.;!?]{0,60}"
@@ -255,7 +255,8 @@ _GENERIC_SRC: tuple[tuple[str, str], ...] = (
                            rf"(?:needed|required|necessary|appl\w*|in (?:place|effect))|(?:do|does)n'?t (?:apply|matter))\b"),
     ("disabled_safeguard", rf"(?<!me )(?<!\bi )(?<!we )\b(?:no|without|skip|skipping|bypass\w*|ignore|ignoring|disable|disabling|waive|remove|"
                            rf"turn off|switch off|suppress\w*)\s+(?:the\s+|any\s+|all\s+|their\s+|its\s+|my\s+)?"
-                           rf"(?:\w+\s+)?{_SAFEGUARD}\b(?![^.;!?]{{0,20}}\b(?:for me|please)\b)"),
+                           rf"(?:\w+\s+)?{_SAFEGUARD}\b(?!\s+(?:light|lights|sign|signs|label|sound))"
+                           rf"(?![^.;!?]{{0,20}}\b(?:for me|please)\b)"),
     ("authority_claim", r"\b(?:this is|message from|notice from|note from|speaking as|writing as|on behalf of)\s+"
                         r"(?:the\s+|your\s+|an?\s+)?(?:\w+\s+)?(?:developers?|admins?|administrators?|operators?|owners?|"
                         r"support(?: team)?|security team|it department|system|moderators?|creators?|officials?|"
@@ -264,7 +265,8 @@ _GENERIC_SRC: tuple[tuple[str, str], ...] = (
                         r"|\b(?:system|admin|developer|operator)\s+(?:message|notice|note|override|instruction|update)\b"),
     ("override", r"\b(?:ignore|disregard|override|overrule|forget|bypass|cancel)\s+(?:any|all|the|your|previous|prior|earlier|"
                  r"other|future|later|its|their|his|her)?\s*(?:\w+\s+)?(?:instructions?|rules?|guidance|guidelines?|"
-                 r"warnings?|objections?|settings?|safeguards?|polic(?:y|ies)|the user|requests? to (?:stop|cancel|undo))\b"),
+                 r"warnings?|objections?|settings?|safeguards?|polic(?:y|ies)|the user|requests? to (?:stop|cancel|undo))\b"
+                 r"(?!\s+(?:light|lights|sign|signs|label|sound))"),
     ("trust_override", r"\b(?:trust|believe|obey|follow|comply with|do what)\s+(?:any|every|all|whatever|anything|everything)\b"
                        r"|\btreat\s+[^.;!?]{0,50}\bas\s+(?:genuine\w*|verified|trusted|authentic|legitimate|official|"
                        r"coming from|the user|me|instructions?)\b"),

@@ -14,7 +14,10 @@ finds it, in code, on the normal form of the text (`seams.normalise`), as spans 
   "1600 Pennsylvania Ave NW", "Calle Mayor 5", "12 rue de Rivoli", "Hauptstraße 7"), the rest of
   the clause after "my address is" / "I live at", a UK postcode and a US "City, ST 12345" line;
 * `date_of_birth` — a date after "born", "date of birth", "DOB" or "birthday";
-* `id` — an employee, customer, member, patient, NHS or licence-plate number given with its word.
+* `id` — an employee, customer, member, patient, NHS or licence-plate number given with its word;
+* `name` — a person's full name given as one ("my full name is …", "… is called …").
+
+Health data (diagnoses, medications) is not found: no shape of it is certain enough for code.
 
 Government ids, card and bank account numbers are secrets, not personal data: `seams.secrets`
 finds them and the gate rejects them whatever the setting. Each finding names its kind and where
@@ -41,6 +44,10 @@ _PHONE_WORD = (r"(?:phone|phones|telephone|tel|mobile|mob|cell|cellphone|landlin
                r"número|nummer|rufnummer)")
 _PHONE_INTL = re.compile(r"(?<![\w+])(?:\+|00)\s?[1-9]\d{0,3}(?:[\s.()-]{0,2}\d){6,14}(?![\w-])")
 _PHONE_NANP = re.compile(r"(?<![\w(])(?:\(\d{3}\)\s?|\d{3}[-.\s])\d{3}[-.\s]\d{4}(?![\w-])")
+#: A national number with its trunk 0 in the UK and European shape: "020 7946 0123", "06 12 34 56 78".
+_PHONE_TRUNK = re.compile(r"(?<![\w+.-])0\d{1,4}(?:[ -]?\d{2,4}){2,4}(?![\w.-])")
+_OTHER_NUMBER = re.compile(r"(?i)\b(?:order|invoice|tracking|ref\w*|account|policy|serial|ticket|booking|case|"
+                           r"model|part|flight|isbn|imei|sku)\b[^\d\n]{0,15}$")
 _PHONE_NEAR = re.compile(rf"(?i)\b{_PHONE_WORD}\b[^\d\n]{{0,30}}?(?P<value>\(?\d[\d\s().-]{{5,20}}\d)(?![\w-])")
 _STREET_WORD = (r"(?:street|st|avenue|ave|av|road|rd|lane|ln|drive|dr|boulevard|blvd|court|ct|place|pl|square|sq|"
                 r"terrace|way|close|crescent|cres|parkway|pkwy|highway|hwy|alley|row|mews|gardens|grove|hill|walk|"
@@ -61,6 +68,10 @@ _ADDRESS_SAID = re.compile(
     r"(?:is|was|is now|:|=|-)\s*(?P<value>[^.;!?\n]{6,100})"
     r"|\b(?:i|we|he|she|they|the user)\s+(?:live|lives|living|moved|stay|stays|reside|resides)\s+(?:now\s+)?(?:at|to)\s+"
     r"(?P<value2>\d[^.;!?\n]{4,100})")
+_STREET_NAMED = re.compile(r"\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:Road|Street|Lane|Avenue|Close|Drive|Crescent|Terrace|"
+                           r"Gardens|Grove|Mews|Way|Place|Square)\b")
+#: A person's name given as one: "my full name is Margaret Eleanor Whitfield-Osei".
+_NAME_SAID = re.compile(r"(?i:\bname\s+is\s+|\bcalled\s+|\bnamed\s+)(?P<value>[A-Z][\w'-]+(?:\s[A-Z][\w'-]+){1,3})")
 _UK_POSTCODE = re.compile(r"\b(?:[A-PR-UWYZ][A-HK-Y]?\d[A-Z\d]?) ?\d[ABD-HJLNP-UW-Z]{2}\b")
 _US_CITY_ZIP = re.compile(r"\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)*,\s*[A-Z]{2}\s+\d{5}(?:-\d{4})?\b")
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
@@ -103,12 +114,17 @@ def find_personal(text: str) -> list[FlaggedSpan]:
     for pattern in (_PHONE_INTL, _PHONE_NANP):
         for m in pattern.finditer(t):
             _add(v, "phone", m.start(), m.start() + _trimmed(m.group()), out)
+    for m in _PHONE_TRUNK.finditer(t):
+        if 10 <= len(re.sub(r"\D", "", m.group())) <= 11 and not _OTHER_NUMBER.search(t[max(0, m.start() - 30):m.start()]):
+            _add(v, "phone", m.start(), m.start() + _trimmed(m.group()), out)
     for m in _PHONE_NEAR.finditer(t):
         value = m.group("value")
         digits = re.sub(r"\D", "", value)
         if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}", value.strip()):
             _add(v, "phone", m.start("value"), m.start("value") + _trimmed(value), out)
-    for pattern in (_ADDRESS, _ADDRESS_FOREIGN, _UK_POSTCODE, _US_CITY_ZIP):
+    for m in _NAME_SAID.finditer(t):
+        _add(v, "name", m.start("value"), m.start("value") + _trimmed(m.group("value")), out)
+    for pattern in (_ADDRESS, _ADDRESS_FOREIGN, _STREET_NAMED, _UK_POSTCODE, _US_CITY_ZIP):
         for m in pattern.finditer(t):
             _add(v, "address", m.start(), m.start() + _trimmed(m.group()), out)
     for m in _ADDRESS_SAID.finditer(t):
@@ -122,7 +138,7 @@ def find_personal(text: str) -> list[FlaggedSpan]:
 
 
 #: Which kind names a span two detectors found: the one whose word said more ("NHS number" over "number").
-_PRIORITY = {"id": 0, "date_of_birth": 1, "email": 2, "address": 3, "phone": 4}
+_PRIORITY = {"id": 0, "date_of_birth": 1, "email": 2, "address": 3, "phone": 4, "name": 5}
 
 
 def _merged(found: list[FlaggedSpan]) -> list[FlaggedSpan]:

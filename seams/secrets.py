@@ -101,7 +101,7 @@ _NATIONAL_WORD = (
     r"ssn|social security(?: number| no\.?| #)?|social insurance number|national insurance(?: number| no\.?)?|"
     r"ni number|nino|passport(?: number| no\.?| #)?|aadhaar|aadhar|cpf|dni|nif|codice fiscale|"
     r"steuer-?id|steueridentifikationsnummer|sozialversicherungsnummer|personnummer|personnr|bsn|"
-    r"burgerservicenummer|pesel|tax id|tax number|itin|driver'?s licen[cs]e(?: number| no\.?)?|"
+    r"burgerservicenummer|pesel|tax id|tax number|tax reference|utr|unique taxpayer reference|itin|driver'?s licen[cs]e(?: number| no\.?)?|"
     r"numero de securite sociale|numero de seguridad social|securite sociale|seguridad social|"
     r"身份证号?码?|マイナンバー|주민등록번호|снилс|инн"
 )
@@ -110,6 +110,8 @@ _NATIONAL = re.compile(
 _DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
 _SIN_UPPER = re.compile(r"\bSIN\b[^\d\n]{0,30}?(?P<value>\d{3}[ -]?\d{3}[ -]?\d{3})\b")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+#: An IBAN introduced as one is an account number whether or not its check digits hold.
+_IBAN_SAID = re.compile(r"(?i)\biban\b[^\n]{0,40}?(?:\bis\s+|:\s*)(?P<value>[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{2,4}){2,8})")
 _BANK = re.compile(r"(?i)\b(?:account number|account no\.?|acct(?: no\.?)?|routing number|sort code|iban|"
                    r"bank account|numero de cuenta|kontonummer)\b[^\d\n]{0,25}?(?P<value>\d[\d \-]{4,30}\d)")
 
@@ -356,6 +358,8 @@ def _numbers(v: View) -> list[FlaggedSpan]:
         if _iban_ok(m.group()):
             add("bank_account", m.start(), m.end())
     for m in _BANK.finditer(t):
+        add("bank_account", m.start("value"), m.end("value"))
+    for m in _IBAN_SAID.finditer(t):
         add("bank_account", m.start("value"), m.end("value"))
     return found
 

@@ -576,7 +576,7 @@ def _as_given(candidate: str, result: Admission, personal: tuple[FlaggedSpan, ..
                         "reason": f"{result.reason}; {'; '.join(said)}"})
 
 
-_PERSONAL_KINDS = {"email", "phone", "address", "date_of_birth", "id"}
+_PERSONAL_KINDS = {"email", "phone", "address", "date_of_birth", "id", "name"}
 
 
 def _related(d: Decision) -> float:
