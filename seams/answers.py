@@ -119,9 +119,9 @@ class ScoreAnswer(_Answer):
         if isinstance(probabilities, (str, bytes, Mapping)) or not isinstance(probabilities, Iterable):
             raise InputError(f"{where}: expected a sequence of probabilities, one per level, got {probabilities!r}")
         probs = list(_given_probabilities(dict(enumerate(probabilities)), where).values())
-        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or len(levels) != len(probs):
-            raise InputError(f"ScoreAnswer.from_probabilities: one level per probability, got {len(probs)} "
-                             f"probabilities and levels {levels!r}")
+        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence):
+            raise InputError(f"ScoreAnswer.from_probabilities: levels must be a sequence of level descriptions, "
+                             f"got {levels!r}")
         return cls(
             score=sum(i * p for i, p in enumerate(probs)),
             legend={str(i): lv for i, lv in enumerate(levels)},
