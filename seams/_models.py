@@ -10,16 +10,19 @@ path of the field that broke, for `file:line:col` messages.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
 from .errors import InputError, SeamsError, validation_problems
 
-_PydanticMeta: type = type(BaseModel)
+if TYPE_CHECKING:  # pydantic's metaclass is private: named for the type checker, taken from BaseModel at run time
+    from pydantic._internal._model_construction import ModelMetaclass as _PydanticMeta
+else:
+    _PydanticMeta = type(BaseModel)
 
 
-class _SeamsMeta(_PydanticMeta):  # type: ignore[misc,valid-type]
+class _SeamsMeta(_PydanticMeta):
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         error: type[SeamsError] = getattr(cls, "_construction_error", InputError)
         if args:
