@@ -8,15 +8,17 @@ so a malformed answer is a `ProtocolError`, never a guess.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+import numbers
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import cache
 from operator import mul
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from .errors import ProtocolError
+from ._models import SeamsModel
+from .errors import InputError, ProtocolError
 from .questions import Choice, Noul, Score, Text
 
 #: How far a distribution may sum from 1 (OpenRouter rounds probabilities to 2 decimals).
@@ -62,7 +64,7 @@ def _level_keys(n: int) -> tuple[list[str], frozenset[str]]:
     return keys, frozenset(keys)
 
 
-class _Answer(BaseModel):
+class _Answer(SeamsModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
 
@@ -88,7 +90,7 @@ class ChoiceAnswer(_Answer):
     @classmethod
     def from_probabilities(cls, probabilities: Mapping[str, float]) -> ChoiceAnswer:
         """Build an answer from a distribution: argmax (first on ties) and confidence."""
-        probs = dict(probabilities)
+        probs = _given_probabilities(probabilities, "ChoiceAnswer.from_probabilities")
         winner = max(probs, key=lambda k: probs[k])
         return cls(choice=winner, probabilities=probs, confidence=choice_confidence(list(probs.values())))
 
@@ -113,7 +115,13 @@ class ScoreAnswer(_Answer):
 
     @classmethod
     def from_probabilities(cls, probabilities: Sequence[float], levels: Sequence[Text]) -> ScoreAnswer:
-        probs = [float(p) for p in probabilities]
+        where = "ScoreAnswer.from_probabilities"
+        if isinstance(probabilities, (str, bytes, Mapping)) or not isinstance(probabilities, Iterable):
+            raise InputError(f"{where}: expected a sequence of probabilities, one per level, got {probabilities!r}")
+        probs = list(_given_probabilities(dict(enumerate(probabilities)), where).values())
+        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence):
+            raise InputError(f"ScoreAnswer.from_probabilities: levels must be a sequence of level descriptions, "
+                             f"got {levels!r}")
         return cls(
             score=sum(i * p for i, p in enumerate(probs)),
             legend={str(i): lv for i, lv in enumerate(levels)},
@@ -136,13 +144,25 @@ class ScoreAnswer(_Answer):
         return normalize_score(self.score, self.n_levels)
 
 
+def _given_probabilities(probabilities: Any, where: str) -> dict[Any, float]:
+    """A non-empty mapping of names to finite numbers, as floats; an `InputError` otherwise."""
+    if not isinstance(probabilities, Mapping) or not probabilities:
+        raise InputError(f"{where}: expected a non-empty mapping of probabilities, got {probabilities!r}")
+    out = {}
+    for k, p in probabilities.items():
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not math.isfinite(p):
+            raise InputError(f"{where}: the probability of {k!r} is {p!r}, not a finite number")
+        out[k] = float(p)
+    return out
+
+
 Answer: TypeAlias = Annotated[NoulAnswer | ChoiceAnswer | ScoreAnswer, Field(discriminator="type")]
 
 
 def normalize_score(score: float, n_levels: int) -> float:
     """Map a 0-based expected level on an n-level ladder to 0–1."""
-    if n_levels < 2:
-        raise ValueError(f"a score ladder has at least 2 levels, got {n_levels}")
+    if isinstance(n_levels, bool) or not isinstance(n_levels, int) or n_levels < 2:
+        raise InputError(f"a score ladder has at least 2 levels, got {n_levels!r}")
     return score / (n_levels - 1)
 
 
@@ -152,14 +172,14 @@ def rank_options(answer: ChoiceAnswer, k: int | None = None) -> list[str]:
     return names if k is None else names[:k]
 
 
-class Usage(BaseModel):
+class Usage(SeamsModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
 
 
-class Answers(BaseModel):
+class Answers(SeamsModel):
     """Every answer about one state, with the model that gave them, usage and latency.
 
     `windows` is how many windows the state was split into (1 when it fit the model whole);

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from .decision import Decision
-from .errors import InputError
+from .errors import ConfigError, InputError
 from .state import json_problem, text_problem
 
 
@@ -37,13 +37,21 @@ class AuditLog:
     """
 
     def __init__(self, path: str | Path, *, include_state: bool = False, fsync: bool = False) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputError(f"the audit log's path must be a string or a path, got {type(path).__name__}")
+        problem = text_problem(str(path))
+        if problem is not None or "\x00" in str(path):
+            raise InputError(f"the audit log's path {str(path)!r} {problem or 'holds a NUL character'}")
         self.path = Path(path)
-        self.include_state = include_state
-        self.fsync = fsync
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.include_state = bool(include_state)
+        self.fsync = bool(fsync)
         self._lock = threading.Lock()
-        # held open for the log's lifetime: one append and flush per decision, no reopen cost
-        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # held open for the log's lifetime: one append and flush per decision, no reopen cost
+            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        except OSError as e:
+            raise ConfigError(f"cannot open the audit log {self.path}: {e}") from None
 
     def record(self, decision: Decision, **extra: Any) -> None:
         """Append one decision; `extra` fields (a call site, a route taken) go on the same line.

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from .errors import ConfigError, SeamsError, StorageError
+from .errors import ConfigError, InputError, SeamsError, StorageError
 
 MEMORY = ":memory:"
 
@@ -52,7 +52,19 @@ class SQLite:
 
     def __init__(self, path: str | os.PathLike[str], *, schema: str, what: str, busy_timeout_s: float = 30.0,
                  damaged: type[SeamsError] = StorageError) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputError(f"the {what}'s path must be a string or a path, got {type(path).__name__}")
         self.path = str(path)
+        try:
+            self.path.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InputError(f"the {what}'s path {self.path!r} holds a lone surrogate at character {e.start}; "
+                             "a path must be valid Unicode") from None
+        if "\x00" in self.path:
+            raise InputError(f"the {what}'s path {self.path!r} holds a NUL character")
+        if isinstance(busy_timeout_s, bool) or not isinstance(busy_timeout_s, (int, float)) \
+                or not 0 <= busy_timeout_s < 86_400 * 365:
+            raise InputError(f"busy_timeout_s must be a number of seconds (0 or more), got {busy_timeout_s!r}")
         self.what = what
         self.damaged = damaged
         self.busy_timeout_s = busy_timeout_s
@@ -68,7 +80,7 @@ class SQLite:
                 raise ConfigError(f"cannot create the folder of the {what} {self.path}: {e}") from None
         try:
             self._connection().executescript(schema)  # now, so a bad path fails here, not later
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OSError) as e:
             raise ConfigError(f"cannot open the {what} {self.path}: {e}") from None
 
     def _open(self) -> sqlite3.Connection:

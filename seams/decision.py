@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from ._models import SeamsModel
 from .answers import ChoiceAnswer, NoulAnswer, ScoreAnswer
 
 #: What code should do with an outcome: go ahead, refuse, or hand the case to a person or a
@@ -21,7 +22,7 @@ Zone = Literal["high", "band", "low", "default", "error", "gate", "skipped"]
 AnyAnswer = Annotated[NoulAnswer | ChoiceAnswer | ScoreAnswer, Field(discriminator="type")]
 
 
-class RuleTrace(BaseModel):
+class RuleTrace(SeamsModel):
     """One rule as it was evaluated, in priority order."""
 
     model_config = ConfigDict(frozen=True)
@@ -33,7 +34,7 @@ class RuleTrace(BaseModel):
     outcome: str | None = None  # None: the rule passed the case on to the next one
 
 
-class Verdict(BaseModel):
+class Verdict(SeamsModel):
     """What the policy decided: the outcome, the rule and the number that decided it."""
 
     model_config = ConfigDict(frozen=True)

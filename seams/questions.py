@@ -1,7 +1,8 @@
 """The three question types, field for field the System One request shapes.
 
 A question is built once and validated where it is built: a Choice has 2–255 uniquely named
-options, a Score 2–10 levels. Question ids are never part of a question: renaming an id must not
+options, a Score 2–10 levels; a question that breaks a limit raises `QuestionError` (a seams
+error, never pydantic's). Question ids are never part of a question: renaming an id must not
 change its answer, so ids live only in the mapping that holds the questions.
 """
 
@@ -11,10 +12,12 @@ import functools
 import json
 import unicodedata
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+from pydantic import ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
+from ._models import SeamsModel
+from .errors import QuestionError, SeamsError
 from .state import fingerprint, json_problem, text_problem
 
 #: Instructions and descriptions may be a string, an object or an array (System One §3.1).
@@ -26,8 +29,9 @@ _DERIVED = ("wire_form", "wire_json", "fingerprint")
 MIN_LEVELS, MAX_LEVELS = 2, 10
 
 
-class _Question(BaseModel):
+class _Question(SeamsModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    _construction_error: ClassVar[type[SeamsError]] = QuestionError
 
     def wire(self) -> dict[str, Any]:
         """The question as it goes on the wire (no None fields)."""
@@ -75,10 +79,11 @@ class _Question(BaseModel):
         return self
 
 
-class NoulCriteria(BaseModel):
+class NoulCriteria(SeamsModel):
     """What a true and a false answer mean. Either side may be left out."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    _construction_error: ClassVar[type[SeamsError]] = QuestionError
 
     true: Text | None = None
     false: Text | None = None
@@ -117,7 +122,7 @@ class Choice(_Question):
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             if len(set(value)) != len(value):
                 dupes = sorted({v for v in value if value.count(v) > 1})
-                raise ValueError(f"option names must be unique; repeated: {', '.join(dupes)}")
+                raise ValueError(f"option names must be unique; repeated: {', '.join(map(repr, dupes))}")
             return dict.fromkeys(value)
         return value
 

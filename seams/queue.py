@@ -137,9 +137,9 @@ class ReviewQueue:
         busy_timeout_s: float = 30.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if capacity is not None and capacity < 1:
-            raise InputError(f"capacity must be at least 1 (or None for no limit), got {capacity}")
-        if overflow not in ("refuse", "signal"):
+        if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1):
+            raise InputError(f"capacity must be an int of at least 1 (or None for no limit), got {capacity!r}")
+        if not isinstance(overflow, str) or overflow not in ("refuse", "signal"):
             raise InputError(f"overflow must be 'refuse' or 'signal', got {overflow!r}")
         self.path = Path(path)
         self.capacity = capacity

@@ -101,7 +101,7 @@ _NATIONAL_WORD = (
     r"ssn|social security(?: number| no\.?| #)?|social insurance number|national insurance(?: number| no\.?)?|"
     r"ni number|nino|passport(?: number| no\.?| #)?|aadhaar|aadhar|cpf|dni|nif|codice fiscale|"
     r"steuer-?id|steueridentifikationsnummer|sozialversicherungsnummer|personnummer|personnr|bsn|"
-    r"burgerservicenummer|pesel|tax id|tax number|itin|driver'?s licen[cs]e(?: number| no\.?)?|"
+    r"burgerservicenummer|pesel|tax id|tax number|tax reference|utr|unique taxpayer reference|itin|driver'?s licen[cs]e(?: number| no\.?)?|"
     r"numero de securite sociale|numero de seguridad social|securite sociale|seguridad social|"
     r"身份证号?码?|マイナンバー|주민등록번호|снилс|инн"
 )
@@ -110,6 +110,8 @@ _NATIONAL = re.compile(
 _DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
 _SIN_UPPER = re.compile(r"\bSIN\b[^\d\n]{0,30}?(?P<value>\d{3}[ -]?\d{3}[ -]?\d{3})\b")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+#: An IBAN introduced as one is an account number whether or not its check digits hold.
+_IBAN_SAID = re.compile(r"(?i)\biban\b[^\n]{0,40}?(?:\bis\s+|:\s*)(?P<value>[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{2,4}){2,8})")
 _BANK = re.compile(r"(?i)\b(?:account number|account no\.?|acct(?: no\.?)?|routing number|sort code|iban|"
                    r"bank account|numero de cuenta|kontonummer)\b[^\d\n]{0,25}?(?P<value>\d[\d \-]{4,30}\d)")
 
@@ -124,6 +126,9 @@ _PASSWORD_WORDS = (
     "lösenord", "passord", "adgangskode", "salasana", "hasło", "haslo", "şifre", "şifrem", "sifre",
     "parola", "parola d'ordine", "пароль", "κωδικός", "密码", "密碼", "パスワード", "비밀번호",
     "recovery phrase", "seed phrase", "mnemonic", "wifi key", "wi-fi key", "network key", "wpa key",
+    "pswd", "pazzword", "passwrd", "p/w", "login", "log-in", "sign-in", "unlock phrase", "unlock code",
+    "memorable word", "memorable information", "memorable place", "security word", "security answer", "secret word",
+    "code word", "safe word", "broadband key", "router key", "psk", "lösenordet", "wallet phrase", "recovery words",
 )
 #: Words that name a numeric code: the value must hold digits.
 _CODE_WORDS = (
@@ -142,9 +147,9 @@ def _alternation(words: tuple[str, ...]) -> str:
     return "|".join(re.escape(fold(w)).replace(r"\ ", r"[ -]?") for w in sorted(words, key=len, reverse=True))
 
 
-_COPULA = fold(r"(?:\s*(?:is|was|are|is now|is still|is set to|will be|->|=>|-|–|—|ist|lautet|est|es|é|e|è|era|är|"
+_COPULA = fold(r"(?:\s*(?:is|was|are|is now|is still|is set to|will be|->|=>|-+>|→|➜|⇒|-|–|—|ist|lautet|est|es|é|e|è|era|är|"
            r"er|jest)(?=[\s\"'`]|$)|\s*(?:是|为|は|는|은)|\s*[:=])\s*")
-_QUALIFIER = fold(r"(?:\s+(?:for|to|of|on|at|in|from|into|de|du|des|d'|pour|fur|zum|zur|für|del|para|da|do|van|"
+_QUALIFIER = fold(r"(?:\s+(?:for|to|of|on|at|in|from|into|de|du|des|d'|pour|fur|furs|fürs|zum|zur|für|del|para|da|do|di|van|till|"
               r"til|для|от|на)(?:\s+[^\s.,;:!?=]+){1,4}?)?")
 _CRED_WORD = (rf"(?i)(?<![A-Za-z0-9])(?P<what>{_alternation(_PASSWORD_WORDS)}|{_alternation(_CODE_WORDS)}|"
               rf"{_alternation(_TOKEN_WORDS)})(?:s|e|en)?(?![A-Za-z])")
@@ -354,6 +359,8 @@ def _numbers(v: View) -> list[FlaggedSpan]:
             add("bank_account", m.start(), m.end())
     for m in _BANK.finditer(t):
         add("bank_account", m.start("value"), m.end("value"))
+    for m in _IBAN_SAID.finditer(t):
+        add("bank_account", m.start("value"), m.end("value"))
     return found
 
 
@@ -370,7 +377,8 @@ def _keys(v: View) -> list[FlaggedSpan]:
             found.append(FlaggedSpan(fmt.kind, *v.span(m.start(), m.end())))
         if fmt.kind in _PREFIXED:  # the text run together: its word boundaries are gone too
             for m in _squeezed(fmt).finditer(squeezed.text):
-                found.append(FlaggedSpan(fmt.kind, *squeezed.span(m.start(), m.end())))
+                if re.search(r"\d", m.group()):  # a key has digits; words run together ("sk_live_ prefixes") do not
+                    found.append(FlaggedSpan(fmt.kind, *squeezed.span(m.start(), m.end())))
     for m in _AWS_SECRET.finditer(v.text):
         if re.search(r"(?i)aws|secret|amazon", v.text[max(0, m.start() - 60):m.start()]):
             found.append(FlaggedSpan("aws_secret_key", *v.span(m.start(), m.end())))
@@ -385,6 +393,113 @@ def _keys(v: View) -> list[FlaggedSpan]:
             "password" if re.search(r"pass|pwd", name) else "credential"
         found.append(FlaggedSpan(kind, *v.span(m.start("value"), m.end("value"))))
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# values that may be secrets: redacted, never held (issue 30)
+# ---------------------------------------------------------------------------------------------
+
+#: Any word that makes a text about a credential: its value-like words are then redacted.
+_CONTEXT = re.compile(fold(
+    r"(?i)\b(?:pass(?!port)\w*|pwd|pw|p/w|pswd|pazzword|login|log-?in|sign-?in|logs?\s+in\w*|unlock\w*|pin|pins|"
+    r"(?<!zip )(?<!error )(?<!postal )(?<!post )(?<!area )(?<!dress )(?<!morse )(?<!source )(?<!qr )(?<!bar )"
+    r"(?<!promo )(?<!discount )(?<!voucher )(?<!coupon )(?<!sort )(?<!status )(?<!country )(?<!tax )(?:code|codes)|"
+    r"passcode|keypad|padlock|lockbox|lock\s?box|key\s?safe|combination|combo|alarm|otp|one-time|verification|"
+    r"authenticator|2fa|two-factor|totp|backup|recovery|seed|wallet|mnemonic|secret|token|api|key|keys|cvv\w*|cvc|csc|"
+    r"card|visa|amex|mastercard|expiry|memorable|security|credentials?|username|user|wifi|wi-fi|wlan|network|"
+    r"broadband|router|kennwort|passwort|mot de passe|contrasena|clave|senha|haslo|sifre\w*|lösenord\w*|"
+    r"пароль|parola|wachtwoord|opens\s+with|gets\s+onto|types?|guard|p\s?i\s?n|first\s+pet|maiden\s+name|"
+    r"security\s+question|favourite\s+teacher|sites?\s+i\s+use|everywhere)\b"))
+_UNIT_AFTER = re.compile(r"(?i)^\s*(?:%|percent|characters?|chars?|digits?|letters?|days?|weeks?|months?|years?|"
+                         r"hours?|hrs?|minutes?|mins?|seconds?|secs?|times|words?|attempts?|tries|people|kg|g|km|m|"
+                         r"miles?|pm|am|gb|mb|tb)\b")
+_MONEYISH = re.compile(r"[£$€¥]\s?$")
+#: A word with letters and digits, or digits of three or more, or symbols inside: what a value looks like.
+_VALUEISH = re.compile(r"(?<![\w@/.:-])(?=[\w!@#$%^&*+=?~.:/-]*\d)[\w!@#$%^&*+=?~.:/-]{3,}"
+                       r"|(?<![\w.:-])\d{2,4}(?:[ -]\d{2,4}){1,7}(?![\w-])")
+_QUOTED = re.compile(r"(?<!\w)['\"‘“«]([^'\"‘’“”«»\n]{3,80})['\"’”»](?!\w)")
+_OPENS = re.compile(r"(?i)\b(?:opens?|unlocks?|(?:gets?|logs?|signs?)\s+(?:in(?:to)?|onto|on)\b[^.;!?\n]{0,40}?)\s+with:?\s+"
+                    r"(?P<rest>[^.;!?\n—–]{3,80})")
+_STRONG_TOKEN = re.compile(r"(?<![\w@/.:%-])[\w!@#$%^&*+=?~.:/-]{6,}(?![\w@/])")
+_HEX = re.compile(r"(?<![\w-])(?:(?=[0-9]*[a-fA-F])[0-9a-fA-F]{20,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])")
+_HEX_ID = re.compile(r"(?i)\b(?:commit|sha\w*|hash|checksum|digest|md5|request|trace|build|run|job|order|git|"
+                     r"revision|rev|etag|uuid|guid|correlation|tracking|parcel|shipment|id|invoice|reference|ref)\b")
+_SPELLED = re.compile(r"(?<![\w])(?:[\w#!@$%&*+=][ .\-_*\n]{1,2}){5,}[\w#!@$%&*+=](?![\w])")
+_CONCAT = re.compile(r"(?:['\"][^'\"\n]{1,30}['\"]\s*\+\s*){2,}['\"][^'\"\n]{1,30}['\"]")
+_SEED_CONTEXT = re.compile(r"(?i)\b(?:seed|recovery|wallet|mnemonic|ledger|trezor|metamask|bip-?39|"
+                           r"(?:twelve|twenty-?four|12|24|six|other six)(?:-word)?\s+words)\b")
+_WORD_RUN = re.compile(r"(?<![\w'])(?:[a-z]{3,9}\s+){5,}[a-z]{3,9}\b")
+_DERIVED = re.compile(r"(?i)\b(?:maiden name|first (?:pet|car|school|street|house)|birth ?(?:year|day|date)|"
+                      r"backwards|reversed|spelled backwards|plus|followed by|on the end|formula|first (?:three|two|four) "
+                      r"letters|regiment number|badge number|old mobile|favourite (?:teacher|team|band|film)|"
+                      r"name of my|street we lived|mother'?s|father'?s|memorable)\b")
+_CAPWORD = re.compile(r"(?<=[\s,(:'\"])(?:Mrs?\.?\s|Ms\.?\s|Dr\.?\s)?[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?\b|\b[A-Z]{4,}\b")
+_BRANDS = {"1password", "2fa", "mp3", "mp4", "ps5", "ps4", "x86_64", "covid-19", "b2b", "b2c", "h2o", "co2", "4g",
+           "5g", "ipv4", "ipv6", "3d", "gpt-4", "wi-fi", "usb-c", "o2", "win10", "win11", "e-mail", "7-eleven"}
+_NOT_A_VALUE = re.compile(r"(?i)^(?:\d{1,2}[:.]\d{2}(?:[ap]m)?|\d{1,2}(?:st|nd|rd|th)|"
+                          r"\d+(?:[.,]\d+)*(?:k|m|bn|%|x)?|v?\d+(?:\.\d+){1,3}|\d+(?:am|pm|kg|km|g|mb|gb|ml|cm|mm))$")
+_URLISH = re.compile(r"(?i)^(?:https?://|www\.)|^[\w.+-]+@[\w-]+\.[a-z]{2,}|^[\w.-]+\.(?:com|org|net|io|co|uk|de|app|dev|me|biz|info)\b")
+
+
+def _strong_token(tok: str) -> bool:
+    """Letters and digits and capitals and small letters, or a symbol among letters and digits: a password's shape."""
+    core = tok.strip(".,;:!?)(\"'`")
+    if len(core) < 6 or core.lower() in _BRANDS or _URLISH.search(core) or "/" in core:
+        return False
+    if re.fullmatch(r"[0-9a-fA-F-]+", core):  # a hash or an id: `_HEX` decides it, by what is written before it
+        return False
+    has_l, has_u, has_d = bool(re.search(r"[a-z]", core)), bool(re.search(r"[A-Z]", core)), bool(re.search(r"\d", core))
+    sym = bool(re.search(r"[!@#$%^&*+=?~]", core))
+    if not (has_l or has_u) or not has_d:
+        return sym and (has_l or has_u) and len(core) >= 8
+    return (has_l and has_u) or sym or (len(core) >= 8 and re.search(r"[_.-]", core) is not None)
+
+
+def _possible(v: View) -> list[FlaggedSpan]:
+    """Values that may be secrets, found where a credential shows in the text (see `find_secrets`)."""
+    t = v.text
+    out: list[FlaggedSpan] = []
+
+    def add(kind: str, start: int, end: int) -> None:
+        if end > start:
+            out.append(FlaggedSpan(kind, *v.span(start, end), certain=False))
+
+    for m in _STRONG_TOKEN.finditer(t):
+        core = m.group().rstrip(".,;:!?)'\"")
+        if _strong_token(core) and not _labelled_as_other(t, m.start()):
+            add("password", m.start(), m.start() + len(core))
+    for m in _HEX.finditer(t):
+        if not _HEX_ID.search(t[max(0, m.start() - 40):m.start()]):
+            add("credential", m.start(), m.end())
+    for m in _CONCAT.finditer(t):
+        add("password", m.start(), m.end())
+    if _CONTEXT.search(t):
+        for m in _VALUEISH.finditer(t):
+            tok = m.group().rstrip(".,;:!?)'\"-")
+            if not tok or _URLISH.search(tok) or tok.lower() in _BRANDS:
+                continue
+            after, before = t[m.start() + len(tok):], t[max(0, m.start() - 2):m.start()]
+            if _NOT_A_VALUE.match(tok) and (_UNIT_AFTER.match(after) or _MONEYISH.search(before)
+                                            or not re.fullmatch(r"\d{3,}", tok)):
+                continue
+            if re.fullmatch(r"\d{1,2}", tok):
+                continue
+            add("password", m.start(), m.start() + len(tok))
+        for m in _QUOTED.finditer(t):
+            add("password", m.start(1), m.end(1))
+        for m in _SPELLED.finditer(t):
+            if re.search(r"\d", m.group()) or re.search(r"[a-z].*[A-Z]|[A-Z].*[a-z]", m.group()):
+                add("password", m.start(), m.end())
+        if _DERIVED.search(t):
+            for m in _CAPWORD.finditer(t):
+                if m.start() > 0:
+                    add("password", m.start(), m.end())
+        for m in _OPENS.finditer(t):
+            add("password", m.start("rest"), m.start("rest") + len(m.group("rest").rstrip(" ,")))
+    if _SEED_CONTEXT.search(t):
+        for m in _WORD_RUN.finditer(t):
+            add("seed_phrase", m.start(), m.end())
+    return out
 
 
 def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
@@ -414,6 +529,8 @@ def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
             found.append(FlaggedSpan("token", a, b))
     if not possible:
         found = [f for f in found if f.certain]
+    else:
+        found += _possible(v)
     return _dedupe(found)
 
 

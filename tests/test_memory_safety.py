@@ -75,15 +75,13 @@ ISSUE_SECRETS = [  # seams: ignore[secret-or-debug] (fake secrets, on purpose)
 @pytest.mark.parametrize("text,secret", ISSUE_SECRETS)
 def test_the_issues_secrets_are_persisted_nowhere(gate, tmp_path, text, secret):
     r = gate.remember(text)
-    assert r.outcome in ("reject", "hold") and not r.admitted, r.reason
     assert secret not in r.reason and r.findings
-    if r.outcome == "hold":  # stored for a look, redacted, with the reason
-        held = gate.store.get(r.stored.id)
-        assert held.status == "held" and not held.current and held.meta["reason"] == r.reason
-        assert held.text == r.redacted and "[" in held.text
+    if r.stored is not None:  # what may be a secret is redacted and the rest decided (issue 30)
+        stored = gate.store.get(r.stored.id)
+        assert stored.text == r.redacted and "[" in stored.text and r.outcome in ("admit", "hold"), r.reason
+        assert "redacted" in r.reason
     else:
-        assert r.stored is None and len(gate.store) == 0
-    assert gate.store.current() == []
+        assert r.outcome in ("reject", "quarantine") and len(gate.store) == 0
     _persisted_nowhere(gate, tmp_path, secret)
 
 
@@ -96,11 +94,14 @@ def test_find_secrets_sees_the_kinds_it_missed():  # seams: ignore[secret-or-deb
     assert redact("the wifi password is correct horse battery staple") == "the wifi password is [password]"
 
 
-def test_a_possible_secret_is_held_with_the_span_redacted(gate, tmp_path):
+def test_a_possible_secret_is_redacted_and_the_rest_decided(gate, tmp_path):
+    # issue 30: held, such memories were a large share of the benign ones a person had to look at;
+    # a reviewer saw the same redacted text, so holding kept nothing safer
     r = gate.remember("the passphrase is the quick brown fox")
-    assert r.outcome == "hold" and r.decision is None  # code decided, no model asked
-    held = gate.store.get(r.stored.id)
-    assert held.text == "the passphrase is [password]" and "may hold a secret" in held.meta["reason"]
+    assert r.decision is not None and r.redacted == "the passphrase is [password]"
+    assert "what may be a secret (password: seen in code) redacted" in r.reason
+    if r.stored is not None:
+        assert gate.store.get(r.stored.id).text == "the passphrase is [password]"
     _persisted_nowhere(gate, tmp_path, "quick brown fox")
 
 
@@ -145,7 +146,6 @@ def test_a_secret_the_model_suspects_is_held_redacted_and_the_audit_log_keeps_no
                "relation": {"restatement": 0.2, "correction": 0.1, "enrichment": 0.7}}
     store = MemoryStore(tmp_path / "m.db")
     text = "the spare laptop unlocks with Sunset_Mango_88"
-    assert find_secrets(text, possible=True) == []  # code cannot place it: the model's case
     r = MemoryGate(store, judge=FixedJudge(answers)).remember(text)
     assert r.outcome == "hold" and r.decision.rule == "secret"
     assert store.get(r.stored.id).text == r.redacted == redact_values(text) and "Sunset_Mango_88" not in r.redacted

@@ -3,11 +3,10 @@
 import math
 
 import pytest
-from pydantic import ValidationError
 
 from seams import Choice, ChoiceAnswer, Noul, Score, ScoreAnswer, normalize_score, rank_options
 from seams.answers import choice_confidence, parse_answer, parse_answers, score_confidence
-from seams.errors import ProtocolError
+from seams.errors import ProtocolError, QuestionError
 from seams.questions import parse_questions
 
 
@@ -32,7 +31,7 @@ def test_choice_list_shorthand_and_options():
 
 @pytest.mark.parametrize("n", [0, 1, 256])
 def test_choice_option_count_limits(n):
-    with pytest.raises(ValidationError, match=rf"2–255 options, got {n}"):
+    with pytest.raises(QuestionError, match=rf"2–255 options, got {n}"):
         Choice(criteria={f"o{i}": None for i in range(n)})
 
 
@@ -41,20 +40,20 @@ def test_choice_accepts_2_and_255():
 
 
 def test_choice_duplicate_names_rejected():
-    with pytest.raises(ValidationError, match="unique"):
+    with pytest.raises(QuestionError, match="unique"):
         Choice(criteria=["a", "b", "a"])
-    with pytest.raises(ValidationError, match="unique"):  # same name in two Unicode normal forms
+    with pytest.raises(QuestionError, match="unique"):  # same name in two Unicode normal forms
         Choice(criteria={"caf\u00e9": None, "cafe\u0301": None})
 
 
 @pytest.mark.parametrize("n", [1, 11])
 def test_score_level_limits(n):
-    with pytest.raises(ValidationError, match=rf"2–10 levels, got {n}"):
+    with pytest.raises(QuestionError, match=rf"2–10 levels, got {n}"):
         Score(criteria=[f"l{i}" for i in range(n)])
 
 
 def test_score_map_criteria_rejected():
-    with pytest.raises(ValidationError, match="ordered list"):
+    with pytest.raises(QuestionError, match="ordered list"):
         Score(criteria={"0": "a", "1": "b"})
 
 

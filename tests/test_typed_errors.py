@@ -100,15 +100,15 @@ def test_remote_judge_raises_input_errors_before_sending(scripted, name, state, 
 
 
 def test_question_objects_refuse_unsendable_text_where_they_are_built() -> None:
-    from pydantic import ValidationError
-
     for build in (
         lambda: Noul(instructions="x" + LONE),
         lambda: Choice(criteria=["a", "b" + LONE]),
+        lambda: Choice(criteria={"red" + LONE: None, "green": None}),
         lambda: Score(criteria=["a", {"deep": DEEP}]),
     ):
-        with pytest.raises(ValidationError, match="surrogate|levels deep"):
+        with pytest.raises(QuestionError, match="surrogate|levels deep") as info:
             build()
+        assert str(info.value).startswith(("Noul:", "Choice:", "Score:")), info.value
 
 
 RUBRIC = textwrap.dedent("""\

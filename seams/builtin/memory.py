@@ -10,10 +10,13 @@ dropped as a duplicate and the stale fact stays.
 The gate decides in this order:
 
 1. **Code first.** Card numbers (Luhn), national ids, vendor keys, tokens and passwords in words
-   are rejected before any model sees them (`seams.secrets`), and orders to the assistant and
-   privilege claims are quarantined (`seams.instructions`), both matched on the normal form of
-   the text (look-alike letters, spacing, spelled-out digits). A credential word followed by
-   what may or may not be the credential is held for review with that span redacted.
+   are rejected before any model sees them (`seams.secrets`), and orders to the assistant,
+   privilege claims, disabled safeguards, redirected payments and the like are quarantined
+   (`seams.instructions`), both matched on the normal form of the text (look-alike letters,
+   spacing, spelled-out digits). What may be a secret — a value where a credential shows, a
+   password-shaped word, a hex key, a spelled-out or concatenated value — is redacted, and the
+   rest is decided as any candidate (a reviewer would see the same redacted text, so holding it
+   kept nothing safer and held many ordinary memories).
 2. **The rubric** `memory-admission`, asked once per nearest memory: red flags (an instruction
    aimed at the system, a secret) → quarantine; a candidate the memory already implies →
    skip as a duplicate (so a poorer restatement never overwrites a richer memory); related memories
@@ -25,6 +28,13 @@ The gate decides in this order:
    (instruction, secret, worth keeping) are listed in the rubric's `asked_alone`, so they see the
    candidate alone and the nearest memory can neither hide a red flag nor talk a fact out of
    being kept.
+
+**Personal data is a choice** (`pii=`): phone numbers, email and postal addresses, dates of birth
+and personal id numbers (`seams.personal`, found in code) are stored as given (`"admit"`), stored
+with those parts replaced by their kind (`"redact"`, the default: the memory keeps that the user
+has a phone number, not the number), or held for review with the redacted text (`"hold"`). With
+`"redact"` and `"hold"` the judge, the store's look-up and the store only ever see the redacted
+text. Government ids, card and account numbers are secrets, rejected whatever the setting.
 
 `MemoryStore` never deletes: a supersede closes the old memory's validity interval
 (`valid_to`, `superseded_by`) and the old memory stays listed, so "what did we believe on
@@ -41,7 +51,7 @@ import re
 import sqlite3
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -55,15 +65,20 @@ from ..decision import Decision
 from ..errors import InputError
 from ..instructions import find_instructions
 from ..judges.base import Judge
+from ..personal import find_personal
 from ..questions import Choice
 from ..routing import Decider, as_decider
 from ..rubric import Rubric
 from ..secrets import FlaggedSpan, find_secrets, redact, redact_values
+from ..state import text_problem
 from ._common import load_rubric
 from .edits import Edit, minimal_edit
 
 MemoryOutcome = Literal["admit", "supersede", "enrich", "skip_duplicate", "hold", "reject", "quarantine"]
 MemoryStatus = Literal["active", "held"]
+#: What the gate does with personal data (see `MemoryGate`).
+PiiSetting = Literal["admit", "redact", "hold"]
+PII_SETTINGS: tuple[PiiSetting, ...] = ("admit", "redact", "hold")
 
 #: What the `memory` field says when nothing is stored yet (the gate then decides on worth alone).
 NOTHING_STORED = "nothing stored"
@@ -263,9 +278,10 @@ class Admission:
     """What the gate decided for one candidate.
 
     `replaces` is the id a supersede closes; `related_to` the memory a duplicate repeats or an
-    enrichment adds to; `findings` the secrets or orders code found (kinds and spans, never the
-    text); `redacted` the text a store keeps in place of the candidate when it may hold a secret
-    (None: the candidate itself), and what a caller should log or queue instead of it;
+    enrichment adds to; `findings` the secrets, orders or personal data code found (kinds and
+    spans of the candidate, never the text); `redacted` the text a store keeps in place of the
+    candidate when it may hold a secret or holds personal data it must not keep (None: the
+    candidate itself), and what a caller should log or queue instead of it;
     `decision` the rubric decision that decided (None when code decided) and `decisions` one per
     nearest memory; `stored` the memory written by `MemoryGate.remember`.
     """
@@ -315,10 +331,26 @@ class MemoryGate:
         A judge, a `Cascade`, or None for the shipped local model.
     k:
         How many nearest memories to compare the candidate with.
+    pii:
+        What to do with personal data (phone numbers, email and postal addresses, dates of birth,
+        personal id numbers; `seams.personal`): `"admit"` stores it as given; `"redact"` (the
+        default) replaces each part by its kind (`[phone]`) and decides and stores the redacted
+        text, so the memory keeps the fact and not the value and no person is asked; `"hold"`
+        holds the candidate for review with the redacted text. The default is `"redact"`
+        because a memory store is kept for long and read back into prompts, often a remote
+        model's, and most memories that mention a phone number are about the person, not the
+        digits; an agent that must dial or write to them chooses `"admit"`.
     """
 
     def __init__(self, store: MemoryStore | None = None, *, rubric: Rubric | str | None = None,
-                 judge: Judge | Decider | None = None, k: int = 3) -> None:
+                 judge: Judge | Decider | None = None, k: int = 3, pii: PiiSetting = "redact") -> None:
+        if store is not None and not isinstance(store, MemoryStore):
+            raise InputError(f"store must be a MemoryStore or None, got {type(store).__name__}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError(f"k (how many nearest memories to compare) must be an int of at least 1, got {k!r}")
+        if not isinstance(pii, str) or pii not in PII_SETTINGS:
+            raise InputError(f"pii must be one of {', '.join(map(repr, PII_SETTINGS))}, got {pii!r}")
+        self.pii: PiiSetting = pii
         self.store = store
         self.rubric = load_rubric(rubric, "memory-admission")
         # red flags: the rules that quarantine; one raised by any pair decides
@@ -330,58 +362,73 @@ class MemoryGate:
     # -------------------------------------------------------------- deciding
 
     def _prepare(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None
-                 ) -> tuple[Admission | None, list[tuple[str | None, str]], list[dict[str, str]]]:
+                 ) -> tuple[Admission | None, list[tuple[str | None, str]], list[dict[str, str]], tuple[FlaggedSpan, ...]]:
+        """Code's decision (or None), the pairs and states to ask, and the personal data that
+        `pii="redact"` took out of the candidate (the states hold the redacted text)."""
         if not isinstance(candidate, str) or not candidate.strip():
             raise InputError("a candidate memory is a non-empty string")
+        problem = text_problem(candidate)
+        if problem is not None:
+            raise InputError(f"a candidate memory {problem}")
         findings = find_secrets(candidate, possible=True)
         sure = [f for f in findings if f.certain]
         if sure:
             kinds = sorted({f.kind for f in sure})
             return Admission("reject", candidate, f"holds a secret ({', '.join(kinds)}); never stored",
-                             findings=tuple(sure), redacted=redact(candidate, findings)), [], []
+                             findings=tuple(sure), redacted=redact(candidate, findings)), [], [], ()
         orders = find_instructions(candidate)
         if orders:
             kinds = sorted({f.kind for f in orders})
             return Admission("quarantine", candidate,
                              f"an instruction to the assistant, not a fact ({', '.join(kinds)}: seen in code)",
-                             findings=tuple(orders)), [], []
-        if findings:  # a credential word and what may be the credential: a person looks, at the redacted text
-            kinds = sorted({f.kind for f in findings})
-            return Admission("hold", candidate, f"may hold a secret ({', '.join(kinds)}: seen in code); "
-                             "held with it redacted", findings=tuple(findings),
-                             redacted=redact(candidate, findings)), [], []
+                             findings=tuple(orders)), [], [], ()
+        # What may be a secret (a value where a credential shows) is redacted, never kept: the rest
+        # is decided as any candidate, so a memory that only mentions a password is not held.
+        possible = tuple(findings)
+        personal = tuple(find_personal(candidate)) if self.pii != "admit" else ()
+        if personal and self.pii == "hold":
+            kinds = sorted({f.kind for f in personal})
+            return Admission("hold", candidate, f"holds personal data ({', '.join(kinds)}: seen in code); "
+                             "held with it redacted (pii='hold')", findings=(*possible, *personal),
+                             redacted=redact(candidate, [*possible, *personal])), [], [], (*possible, *personal)
+        redacted = (*possible, *personal)
+        text = redact(candidate, list(redacted)) if redacted else candidate
         if nearest is None:
-            nearest = self.store.nearest(candidate, self.k) if self.store is not None else []
+            nearest = self.store.nearest(text, self.k) if self.store is not None else []
+        elif isinstance(nearest, (str, bytes)) or not isinstance(nearest, Iterable):
+            raise InputError(f"nearest is a sequence of memories, got {type(nearest).__name__}")
         pairs = [_as_memory(m) for m in list(nearest)[: self.k]] or [(None, NOTHING_STORED)]
         # The older text first, as the model was trained: memory, then candidate.
-        states = [{"memory": text, "candidate": candidate} for _, text in pairs]
-        return None, pairs, states
+        states = [{"memory": mem, "candidate": text} for _, mem in pairs]
+        return None, pairs, states, redacted
 
     def admit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None) -> Admission:
         """Decide without writing anything."""
-        early, pairs, states = self._prepare(candidate, nearest)
+        early, pairs, states, personal = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        edits, groups = self._known_relations(candidate, pairs)
+        text = states[0]["candidate"]
+        edits, groups = self._known_relations(text, pairs)
         decisions: list[Decision | None] = [None] * len(states)
         for known, idx in groups:
             for i, d in zip(idx, self.decider.decide_many(self.rubric, [states[i] for i in idx], known=known),
                             strict=True):
                 decisions[i] = d
-        return self._finish(candidate, pairs, decisions, edits)  # type: ignore[arg-type]
+        return _as_given(candidate, self._finish(text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
 
     async def aadmit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None
                      ) -> Admission:
-        early, pairs, states = self._prepare(candidate, nearest)
+        early, pairs, states, personal = self._prepare(candidate, nearest)
         if early is not None:
             return early
-        edits, groups = self._known_relations(candidate, pairs)
+        text = states[0]["candidate"]
+        edits, groups = self._known_relations(text, pairs)
         decisions: list[Decision | None] = [None] * len(states)
         for known, idx in groups:
             got = await self.decider.adecide_many(self.rubric, [states[i] for i in idx], known=known)
             for i, d in zip(idx, got, strict=True):
                 decisions[i] = d
-        return self._finish(candidate, pairs, decisions, edits)  # type: ignore[arg-type]
+        return _as_given(candidate, self._finish(text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
 
     def _known_relations(self, candidate: str, pairs: list[tuple[str | None, str]]
                ) -> tuple[list[Edit | None], list[tuple[dict[str, Any], list[int]]]]:
@@ -499,18 +546,38 @@ class MemoryGate:
         assert self.store is not None
         stored: Memory | None = None
         meta = {"rubric_hash": result.decision.rubric_hash} if result.decision is not None else {}
+        # what may be kept: the redacted text wherever the gate redacted (a possible secret, personal data)
+        text = result.redacted if result.redacted is not None else result.candidate
         if result.outcome == "hold":
             # the reason comes with the held memory; a judge's error text may quote what it was sent
             failed = result.decision is not None and result.decision.zone == "error"
             meta["reason"] = redact_values(result.reason) if failed else result.reason
-            stored = self.store.add(result.redacted or result.candidate, status="held", meta=meta)
+            stored = self.store.add(text, status="held", meta=meta)
         elif result.outcome == "admit":
-            stored = self.store.add(result.candidate, meta=meta)
+            stored = self.store.add(text, meta=meta)
         elif result.outcome == "supersede" and result.replaces is not None:
-            stored = self.store.supersede(result.replaces, result.candidate, meta=meta)
+            stored = self.store.supersede(result.replaces, text, meta=meta)
         elif result.outcome == "enrich":
-            stored = self.store.add(result.candidate, enriches=result.related_to, meta=meta)
+            stored = self.store.add(text, enriches=result.related_to, meta=meta)
         return Admission(**{**result.__dict__, "stored": stored})
+
+
+def _as_given(candidate: str, result: Admission, personal: tuple[FlaggedSpan, ...]) -> Admission:
+    """`result`, decided on the candidate with its personal data redacted, told as the candidate's:
+    the redacted text is what may be kept, and the findings name the personal data."""
+    if not personal:
+        return result
+    secret = sorted({f.kind for f in personal if f.kind not in _PERSONAL_KINDS})
+    pii = sorted({f.kind for f in personal if f.kind in _PERSONAL_KINDS})
+    said = ([f"what may be a secret ({', '.join(secret)}: seen in code) redacted"] if secret else []) + \
+        ([f"personal data ({', '.join(pii)}) redacted (pii='redact')"] if pii else [])
+    return Admission(**{**result.__dict__, "candidate": candidate,
+                        "redacted": result.redacted if result.redacted is not None else result.candidate,
+                        "findings": (*result.findings, *personal),
+                        "reason": f"{result.reason}; {'; '.join(said)}"})
+
+
+_PERSONAL_KINDS = {"email", "phone", "address", "date_of_birth", "id", "name"}
 
 
 def _related(d: Decision) -> float:
@@ -526,4 +593,4 @@ def _reason(d: Decision) -> str:
     return f"rule {d.rule!r}: {what} at {p} ({d.zone} zone, threshold {d.threshold})"
 
 
-__all__ = ["NOTHING_STORED", "Admission", "Memory", "MemoryGate", "MemoryStore", "lexical_similarity"]
+__all__ = ["NOTHING_STORED", "PII_SETTINGS", "Admission", "Memory", "MemoryGate", "MemoryStore", "lexical_similarity"]

@@ -45,7 +45,8 @@ def _inline_question(text: str, options: str | None, levels: str | None) -> Noul
             return Choice.model_validate({"instructions": text,
                                           "criteria": [o.strip() for o in options.split(",") if o.strip()]})
         if levels:
-            return Score(instructions=text, criteria=[lv.strip() for lv in levels.split(",") if lv.strip()])
+            return Score.model_validate({"instructions": text,
+                                         "criteria": [lv.strip() for lv in levels.split(",") if lv.strip()]})
     except ValidationError as exc:
         flag = "--options" if options else "--levels"
         msgs = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors(include_url=False))
