@@ -15,7 +15,7 @@ scales and zero points) behind a `DequantizeLinear`, and multiplies fp32 activat
 `Cast` → `Mul(scale)`. With `session.disable_quant_qdq` onnxruntime folds each `DequantizeLinear`
 into an fp32 weight at load, so the file stays int8-sized and the arithmetic is fp32 everywhere:
 equal to onnx's reference evaluator to 1e-5 on every CPU, and no longer dependent on batch mates.
-It costs time (×1.4–1.9 CPU per pair on an AVX2-only EPYC; docs/local-judge.md) and it is a
+It costs time (×1.2–1.8 CPU per pair on an AVX2-only EPYC; docs/local-judge.md) and it is a
 different function from the dynamic graph (mean |Δlogit| about 0.19), so a model shipped this way
 is a new model id and every calibration is refitted against it.
 """

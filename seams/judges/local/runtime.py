@@ -41,9 +41,10 @@ import onnxruntime as ort
 from ...errors import ConfigError
 
 #: Session config entries. `x64quantprecision`: the non-saturating u8s8 kernels on x86 CPUs without
-#: VNNI (a no-op on VNNI and ARM, whose int8 dot products never saturate), measured at +12–14 % CPU
-#: per pair on an AVX2-only CPU (docs/local-judge.md, "Speed on each CPU"). `disable_quant_qdq`: a
-#: weight-only graph's `DequantizeLinear` is folded to fp32 weights, not fused into int8 kernels.
+#: VNNI (a no-op on VNNI and ARM, whose int8 dot products never saturate), measured at +0–20 % wall
+#: per pair at two threads and +20–40 % at one on an AVX2-only CPU (docs/local-judge.md, "Speed on
+#: each CPU"). `disable_quant_qdq`: a weight-only graph's `DequantizeLinear` is folded to fp32
+#: weights, not fused into int8 kernels.
 EXACT_CONFIG: dict[str, str] = {"session.x64quantprecision": "1", "session.disable_quant_qdq": "1"}
 #: Graph rewrites whose float rounding order, amplified by the next activation quantisation,
 #: moves logits past the parity bound; every other optimisation stays on.
