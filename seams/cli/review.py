@@ -7,7 +7,6 @@ script can read it; everything else goes to stderr. The socket is bound before u
 
 from __future__ import annotations
 
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -17,7 +16,7 @@ import typer
 from ..errors import InputError
 from . import app
 from ._common import EXIT_USAGE, err_console, errors_to_exit
-from .serve import bind_socket, is_loopback
+from .serve import is_loopback, listen_on, run_until_stopped
 
 
 @app.command()
@@ -53,11 +52,7 @@ def review(
         q.counts()  # a file that is not a queue fails here, before the server starts
     access = DeskAccess()
     asgi = create_review_app(q, rubric=the_rubric, access=access, lease_s=lease, capacity=capacity)
-    try:
-        sock = bind_socket(host, port)
-    except OSError as exc:
-        err_console.print(f"[red]error:[/red] cannot listen on {host}:{port}: {exc.strerror or exc}")
-        raise typer.Exit(EXIT_USAGE) from None
+    sock = listen_on(host, port)
     # Listening before the URL is printed: a client that reads the line and connects at once is
     # queued by the kernel until uvicorn accepts, never refused.
     sock.listen(128)
@@ -69,13 +64,7 @@ def review(
     print(f"http://{shown}:{bound}/?token={access.token}", flush=True)
     # No access log: a request line names an item and could carry the token before its redirect.
     config = uvicorn.Config(asgi, log_level="warning", access_log=False, timeout_graceful_shutdown=5, lifespan="off")
-    server = uvicorn.Server(config)
-    previous = signal.signal(signal.SIGTERM, lambda *_: None)
     try:
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass
+        run_until_stopped(config, sock)
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        sock.close()
         q.close()

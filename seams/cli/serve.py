@@ -12,7 +12,7 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -56,11 +56,7 @@ def serve(
     asgi = create_app(the_judge, api_key=api_key or None, max_body_bytes=max_body_bytes, model_names=alias or (),
                       max_pairs=max_pairs or None, request_timeout=request_timeout or None, body_timeout=body_timeout)
 
-    try:
-        sock = bind_socket(host, port)
-    except OSError as exc:
-        err_console.print(f"[red]error:[/red] cannot listen on {host}:{port}: {exc.strerror or exc}")
-        raise typer.Exit(EXIT_USAGE) from None
+    sock = listen_on(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     auth = "Bearer key required" if api_key else "no key required"
@@ -72,6 +68,30 @@ def serve(
 
     config = uvicorn.Config(asgi, log_level=log_level.value, access_log=log_level.value in ("info", "debug"),
                             timeout_graceful_shutdown=10, lifespan="off")
+    run_until_stopped(config, sock)
+    print("seams serve: stopped", file=sys.stderr, flush=True)
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def listen_on(host: str, port: int) -> socket.socket:
+    """A socket bound to `host:port`, or exit 2 saying why it cannot be (the port taken, say)."""
+    try:
+        return bind_socket(host, port)
+    except OSError as exc:
+        err_console.print(f"[red]error:[/red] cannot listen on {host}:{port}: {exc.strerror or exc}")
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def run_until_stopped(config: Any, sock: socket.socket) -> None:
+    """uvicorn on `sock` until Ctrl-C or SIGTERM; the socket is closed after."""
+    import uvicorn
+
     server = uvicorn.Server(config)
     # uvicorn re-raises the signal it caught after its graceful shutdown; absorb SIGTERM's so the
     # process exits 0 instead of dying by the default handler (SIGINT's arrives as KeyboardInterrupt).
@@ -83,14 +103,6 @@ def serve(
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
-    print("seams serve: stopped", file=sys.stderr, flush=True)
-
-
-def is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
