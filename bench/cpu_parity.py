@@ -40,11 +40,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from cpu_parity_reference import _Recorder, _reference, noul_pairs  # noqa: E402
+from cpu_parity_reference import record_noul_feeds, reference_evaluator  # noqa: E402
 
-from seams import Noul  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
-from seams.judges.local.runtime import EXACT_CONFIG, UNSTABLE_FUSIONS, load_session, machine  # noqa: E402
+from seams.judges.local.runtime import UNSTABLE_FUSIONS, load_session, machine, session_options  # noqa: E402
 from training.weight_only import weight_only  # noqa: E402
 
 MODEL = ROOT / "seams" / "models" / "seams-minilm"
@@ -61,14 +60,9 @@ def _default_session(path: Path, threads: int) -> ort.InferenceSession:
 def _variant_session(path: Path, threads: int, *, basic: bool = False, spin: bool = True) -> ort.InferenceSession:
     """The shipped options with one change: without the extended fusions (what ORT_ENABLE_ALL buys),
     or with the worker threads sleeping instead of spinning between runs (for a loaded machine)."""
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_BASIC if basic
-                                     else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
-    opts.log_severity_level = 3
-    for key, value in EXACT_CONFIG.items():
-        opts.add_session_config_entry(key, value)
+    opts = session_options(threads)
+    if basic:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     if not spin:
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"],
@@ -77,12 +71,7 @@ def _variant_session(path: Path, threads: int, *, basic: bool = False, spin: boo
 
 def _feeds() -> list[dict[str, np.ndarray]]:
     """The exact feeds `LocalJudge` sends for the 60 reference pairs."""
-    judge = LocalJudge(MODEL, intra_op_threads=1)
-    rec = _Recorder(judge._session)
-    judge._session = rec
-    for question, state in noul_pairs():
-        judge.ask(state, {"q": Noul(instructions=question)})
-    return rec.feeds
+    return record_noul_feeds(LocalJudge(MODEL, intra_op_threads=1))
 
 
 def _logits(sess: ort.InferenceSession, feeds: list[dict[str, np.ndarray]]) -> np.ndarray:
@@ -135,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             "weight-only fp32": lambda t: load_session(wonly, t),
         }
         got = {name: _logits(make(1), feeds) for name, make in makers.items()}
-        own = _logits(_reference(wonly), feeds[:20])
+        own = _logits(reference_evaluator(wonly), feeds[:20])
         report["parity"] = {
             "onnxruntime defaults vs exact int8": _gap(got["onnxruntime defaults"], want),
             "exact int8 (shipped) vs exact int8": _gap(got["exact int8 (shipped)"], want),

@@ -94,7 +94,7 @@ STATES: list[tuple[str, list[str]]] = [
 ]
 
 
-class _Recorder:
+class Recorder:
     """A session stand-in that records each feed and answers with the real session."""
 
     def __init__(self, session: Any) -> None:
@@ -109,7 +109,8 @@ class _Recorder:
         return getattr(self.session, name)
 
 
-def _reference(path: Path) -> Any:
+def reference_evaluator(path: Path) -> Any:
+    """onnx's reference evaluator over `path`, declared at opset 19 for its `DequantizeLinear`."""
     import onnx
     from onnx.reference import ReferenceEvaluator
 
@@ -123,12 +124,23 @@ def _reference(path: Path) -> Any:
         return ReferenceEvaluator(str(copy))
 
 
-def noul_pairs() -> list[tuple[str, str]]:
-    return [(q, s) for s, qs in STATES for q in qs]
+#: The 60 (question, state) pairs: asked as Nouls of the cross-encoder, and compared by the
+#: encoder's cosine (the question's text against the state's).
+PAIRS: list[tuple[str, str]] = [(q, s) for s, qs in STATES for q in qs]
 
 
-def encoder_pairs() -> list[tuple[str, str]]:
-    return [(q, s) for s, qs in STATES for q in qs]
+def record_noul_feeds(judge: LocalJudge) -> list[dict[str, np.ndarray]]:
+    """The exact feeds `judge` sends its cross-encoder session for `PAIRS`, one run each."""
+    rec = Recorder(judge._session)
+    judge._session = rec
+    try:
+        for question, state in PAIRS:
+            judge.ask(state, {"q": Noul(instructions=question)})
+    finally:
+        judge._session = rec.session
+    if len(rec.feeds) != len(PAIRS):
+        raise SystemExit(f"expected one run per pair, got {len(rec.feeds)} for {len(PAIRS)}")
+    return rec.feeds
 
 
 def main() -> None:
@@ -138,38 +150,30 @@ def main() -> None:
     args = ap.parse_args()
     judge = LocalJudge(args.model, intra_op_threads=1)
     cfg = judge.config
-    pairs = noul_pairs()
-    assert len(pairs) == 60
-
-    rec = _Recorder(judge._session)
-    judge._session = rec
-    for question, state in pairs:
-        judge.ask(state, {"q": Noul(instructions=question)})
-    if len(rec.feeds) != len(pairs):
-        raise SystemExit(f"expected one run per pair, got {len(rec.feeds)} for {len(pairs)}")
-    ref = _reference(judge.model_dir / cfg.onnx)
-    logits = [float(np.asarray(ref.run([cfg.output], f)[0]).ravel()[0]) for f in rec.feeds]
+    assert len(PAIRS) == 60
+    ref = reference_evaluator(judge.model_dir / cfg.onnx)
+    logits = [float(np.asarray(ref.run([cfg.output], f)[0]).ravel()[0]) for f in record_noul_feeds(judge)]
 
     encoder = judge.encoder
     assert encoder is not None and cfg.encoder is not None
-    erec = _Recorder(encoder._session)
+    erec = Recorder(encoder._session)
     encoder._session = erec
-    texts = sorted({t for pair in encoder_pairs() for t in pair})
+    texts = sorted({t for pair in PAIRS for t in pair})
     for text in texts:  # one at a time, so the feeds line up with the texts
         encoder.embed([text])
-    eref = _reference(judge.model_dir / cfg.encoder.onnx)
+    eref = reference_evaluator(judge.model_dir / cfg.encoder.onnx)
     vecs: dict[str, np.ndarray] = {}
     for text, feed in zip(texts, erec.feeds, strict=True):
         vecs[text] = np.asarray(eref.run([cfg.encoder.output], feed)[0], dtype=np.float64)[0]
     cosines = [float(vecs[a] @ vecs[b] / (np.linalg.norm(vecs[a]) * np.linalg.norm(vecs[b])))
-               for a, b in encoder_pairs()]
+               for a, b in PAIRS]
 
     doc = {
         "about": "exact int8 reference for tests/test_cpu_parity.py, written by scripts/cpu_parity_reference.py",
         "model_id": judge.model_id,
-        "noul": [{"question": q, "state": s, "logit": round(x, 6)} for (q, s), x in zip(pairs, logits, strict=True)],
+        "noul": [{"question": q, "state": s, "logit": round(x, 6)} for (q, s), x in zip(PAIRS, logits, strict=True)],
         "encoder": [{"text": a, "state": b, "cosine": round(c, 7)}
-                    for (a, b), c in zip(encoder_pairs(), cosines, strict=True)],
+                    for (a, b), c in zip(PAIRS, cosines, strict=True)],
     }
     args.out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     assert all(math.isfinite(x) for x in logits + cosines)

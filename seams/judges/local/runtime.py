@@ -51,8 +51,8 @@ EXACT_CONFIG: dict[str, str] = {"session.x64quantprecision": "1", "session.disab
 UNSTABLE_FUSIONS: tuple[str, ...] = ("SkipLayerNormFusion",)
 
 
-def load_session(path: Path, threads: int | None) -> ort.InferenceSession:
-    """An onnxruntime CPU session for `path` that computes the same logits on every x86 CPU.
+def session_options(threads: int | None) -> ort.SessionOptions:
+    """The options every session seams makes starts from (a bench varies one of them beside it).
 
     `threads` is onnxruntime's intra-op thread count (None: one per physical core)."""
     opts = ort.SessionOptions()
@@ -64,9 +64,14 @@ def load_session(path: Path, threads: int | None) -> ort.InferenceSession:
     opts.log_severity_level = 3
     for key, value in EXACT_CONFIG.items():
         opts.add_session_config_entry(key, value)
+    return opts
+
+
+def load_session(path: Path, threads: int | None) -> ort.InferenceSession:
+    """An onnxruntime CPU session for `path` that computes the same logits on every x86 CPU."""
     try:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"],
-                                    disabled_optimizers=list(UNSTABLE_FUSIONS))
+        return ort.InferenceSession(str(path), sess_options=session_options(threads),
+                                    providers=["CPUExecutionProvider"], disabled_optimizers=list(UNSTABLE_FUSIONS))
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types (Fail, InvalidGraph, ...)
         raise ConfigError(f"{path}: onnxruntime cannot load it: {exc}") from None
 
@@ -134,4 +139,4 @@ def machine() -> Machine:
                    python=platform.python_version())
 
 
-__all__ = ["EXACT_CONFIG", "UNSTABLE_FUSIONS", "Machine", "load_session", "machine"]
+__all__ = ["EXACT_CONFIG", "UNSTABLE_FUSIONS", "Machine", "load_session", "machine", "session_options"]
