@@ -1,6 +1,6 @@
 """Load held: `seams serve` under concurrent clients, and the review queue under concurrent reviewers.
 
-    python bench/soak.py [--seconds 60] [--clients 16] [--model DIR] [--threads 1]
+    python bench/soak.py [--seconds 60] [--clients 16] [--model DIR] [--threads 1] [--concurrency 2]
                          [--queue-seconds 30] [--processes 4] [--reviewers 4] [--items 3000]
                          [--json bench/results/soak.json]
 
@@ -10,12 +10,16 @@ loopback addresses are used.
 **Server.** Starts `seams serve` as a subprocess on a free 127.0.0.1 port (`--port 0`, the bound
 port read from its start line) over the shipped local model (or `--model DIR`), then runs
 `--clients` threads for `--seconds`, each with its own HTTP connection and a seeded mix of
-requests: valid asks (a Noul, a Choice, a Score, several questions at once), malformed JSON,
-states over the token budget and over `max_pairs`, a body over `--max-body-bytes`, an unknown
-model, wrong types (questions as a list, a state of the wrong shape, a Score of one level), and
-an unknown route. It counts responses by kind and status — **0 5xx** is the requirement, and
-every kind must get the status it should — and prints p50/p99 latency overall and per kind, and
-the server's resident memory (VmRSS) after the first answer and at the end.
+requests: valid asks (a Noul, a Choice, a Score, several questions at once, and two questions
+over a state of about eight windows), malformed JSON, states over the state budget, requests over
+`max_pairs` and over `max_tokens` (a 255-option Choice over a 2,000-token state: within the pairs
+bound thanks to the shortlist, but 43k tokens of reading), a body over `--max-body-bytes`, an
+unknown model, wrong types (questions as a list, a state of the wrong shape, a Score of one
+level), and an unknown route. It counts responses by kind and status — **0 5xx** is the
+requirement, and every kind must get the status it should — and prints p50/p99 latency overall
+and per kind, the token bound the server sized at start, and the server's resident memory
+(VmRSS) after the first answer, every 10 s, and at the end (a leak grows with the requests; an
+allocator's arenas level off).
 
 **Queue.** One `ReviewQueue` SQLite file; a producer process enqueues `--items` items while
 `--processes` processes of `--reviewers` threads each claim the oldest open item, then resolve it
@@ -50,6 +54,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from seams.judges.local.runtime import machine  # noqa: E402
 from seams.queue import ReviewQueue  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
@@ -62,12 +67,12 @@ SCORE = {"type": "score", "instructions": "How upset is the writer?", "criteria"
 STATES = ["I was charged twice for my subscription this month.", "The app crashes when I open settings.",
           "Can I get a quote for 40 seats?", "Thanks, that fixed it!", {"subject": "refund", "body": "Where is it?"}]
 #: What each kind of request should get; a 5xx is never among them.
-EXPECTED = {"noul": {200}, "choice": {200}, "score": {200}, "many": {200}, "malformed_json": {422},
-            "over_token_budget": {422}, "over_max_pairs": {422}, "over_body_limit": {413}, "unknown_model": {404},
+EXPECTED = {"noul": {200}, "choice": {200}, "score": {200}, "many": {200}, "long_state": {200},
+            "malformed_json": {422}, "over_token_budget": {422}, "over_max_pairs": {422}, "over_max_tokens": {422}, "over_body_limit": {413}, "unknown_model": {404},
             "questions_as_list": {422}, "one_level_score": {422}, "wrong_state_type": {422}, "unknown_route": {404}}
 #: The mix: valid asks are half of the requests.
-WEIGHTS = {"noul": 14, "choice": 10, "score": 10, "many": 6, "malformed_json": 8, "over_token_budget": 6,
-           "over_max_pairs": 6, "over_body_limit": 4, "unknown_model": 8, "questions_as_list": 8,
+WEIGHTS = {"noul": 14, "choice": 10, "score": 10, "many": 6, "long_state": 4, "malformed_json": 8,
+           "over_token_budget": 6, "over_max_pairs": 3, "over_max_tokens": 3, "over_body_limit": 4, "unknown_model": 8, "questions_as_list": 8,
            "one_level_score": 6, "wrong_state_type": 6, "unknown_route": 4}
 
 
@@ -91,8 +96,14 @@ def _request(kind: str, rng: random.Random, max_body: int) -> tuple[str, bytes]:
         return "/v1/systemone", good[: rng.randrange(1, len(good) - 1)]
     if kind == "over_token_budget":  # 40k words: past the local model's state budget (32768 tokens)
         return "/v1/systemone", body({"state": "refund " * 40_000, "questions": {"q": NOUL}})
-    if kind == "over_max_pairs":  # 255 options on a state of several windows: over max_pairs (512) runs
-        crit = {f"team {i}": None for i in range(255)}
+    if kind == "long_state":  # ~1,800 tokens: eight windows, two questions, about 8k tokens of reading
+        return "/v1/systemone", body({"state": "the customer wrote about billing and the invoice " * 200,
+                                      "questions": {"q": NOUL, "team": CHOICE}})
+    crit = {f"team {i}": None for i in range(255)}
+    if kind == "over_max_pairs":  # 255 options (16 shortlisted) on ~40 windows: 640 runs, over max_pairs (512)
+        return "/v1/systemone", body({"state": "billing question " * 5000,
+                                      "questions": {"t": {"type": "choice", "criteria": crit}}})
+    if kind == "over_max_tokens":  # the same over ~11 windows: 176 runs, within max_pairs, but ~43k tokens
         return "/v1/systemone", body({"state": "billing question " * 1000,
                                       "questions": {"t": {"type": "choice", "criteria": crit}}})
     if kind == "over_body_limit":
@@ -125,20 +136,22 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def soak_server(*, seconds: float, clients: int, model: Path | None, threads: int, max_body: int,
-                seed: int = 30) -> dict[str, Any]:
+                concurrency: int, seed: int = 30) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "seams", "serve", "--host", "127.0.0.1", "--port", "0", "--threads", str(threads),
-           "--max-body-bytes", str(max_body)]
+           "--max-body-bytes", str(max_body), "--concurrency", str(concurrency)]
     if model is not None:
         cmd += ["--model-dir", str(model)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
-        base = None
+        base, sizing = None, ""
         started = time.monotonic()
         assert proc.stderr is not None
         while time.monotonic() - started < 120:
             line = proc.stderr.readline()
             if not line and proc.poll() is not None:
                 raise RuntimeError(f"seams serve exited with {proc.returncode} before it listened")
+            if "--max-tokens" in line:
+                sizing = line.split("seams serve: ", 1)[1].strip()
             m = re.search(r"on (http://127\.0\.0\.1:\d+) ", line)
             if m:
                 base = m.group(1)
@@ -182,6 +195,12 @@ def soak_server(*, seconds: float, clients: int, model: Path | None, threads: in
         t0 = time.monotonic()
         for w in workers:
             w.start()
+        rss_every_10s, sample_at = [], time.monotonic() + 10
+        while any(w.is_alive() for w in workers):
+            time.sleep(0.2)
+            if time.monotonic() >= sample_at:
+                rss_every_10s.append(round(_rss_kib(proc.pid) / 1024, 1))
+                sample_at += 10
         for w in workers:
             w.join()
         wall = time.monotonic() - t0
@@ -199,7 +218,7 @@ def soak_server(*, seconds: float, clients: int, model: Path | None, threads: in
         statuses.update(c)
     wrong = {k: dict(c) for k, c in counts.items() if set(c) - EXPECTED[k]}
     return {
-        "model": model_id, "clients": clients, "seconds": round(wall, 1), "requests": len(every),
+        "model": model_id, "sizing": sizing, "concurrency": concurrency, "clients": clients, "seconds": round(wall, 1), "requests": len(every),
         "throughput_rps": round(len(every) / wall, 1),
         "by_status": dict(sorted(statuses.items())), "5xx": sum(v for s, v in statuses.items() if s >= 500),
         "transport_errors": dict(errors), "unexpected_status": wrong,
@@ -207,7 +226,8 @@ def soak_server(*, seconds: float, clients: int, model: Path | None, threads: in
                         "p99_ms": round(_pct(latencies[k], 0.99), 1)} for k in WEIGHTS},
         "p50_ms": round(_pct(every, 0.5), 1), "p99_ms": round(_pct(every, 0.99), 1),
         "valid_p50_ms": round(_pct(valid, 0.5), 1), "valid_p99_ms": round(_pct(valid, 0.99), 1),
-        "rss_start_mib": round(rss_start / 1024, 1), "rss_end_mib": round(rss_end / 1024, 1),
+        "rss_start_mib": round(rss_start / 1024, 1), "rss_every_10s_mib": rss_every_10s,
+        "rss_end_mib": round(rss_end / 1024, 1),
     }
 
 
@@ -339,6 +359,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--model", type=Path, default=None, help="model directory (default: the shipped model)")
     ap.add_argument("--threads", type=int, default=1, help="onnxruntime threads of the server")
+    ap.add_argument("--concurrency", type=int, default=2, help="the server's --concurrency (requests computing at once)")
     ap.add_argument("--max-body-bytes", type=int, default=512 * 1024)
     ap.add_argument("--queue-seconds", type=float, default=30)
     ap.add_argument("--processes", type=int, default=4)
@@ -348,17 +369,19 @@ def main() -> None:
     ap.add_argument("--skip-queue", action="store_true")
     ap.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "soak.json")
     args = ap.parse_args()
-    report: dict[str, Any] = {"cpus": os.cpu_count()}
+    print(machine().line(), flush=True)  # every figure names its machine
+    report: dict[str, Any] = {"cpus": os.cpu_count(), "machine": machine().line()}
     if not args.skip_server:
         s = soak_server(seconds=args.seconds, clients=args.clients, model=args.model, threads=args.threads,
-                        max_body=args.max_body_bytes)
+                        max_body=args.max_body_bytes, concurrency=args.concurrency)
         report["server"] = s
         print(f"seams serve ({s['model']}), {s['clients']} clients for {s['seconds']} s: {s['requests']} requests "
               f"({s['throughput_rps']}/s); by status {s['by_status']}; 5xx {s['5xx']}; transport errors "
               f"{s['transport_errors'] or 0}; unexpected statuses {s['unexpected_status'] or 'none'}")
+        print(f"  threads {args.threads}, concurrency {s['concurrency']}; {s['sizing'] or 'max-tokens as given'}")
         print(f"  latency p50 {s['p50_ms']} ms, p99 {s['p99_ms']} ms; valid asks p50 {s['valid_p50_ms']} ms, "
               f"p99 {s['valid_p99_ms']} ms; server RSS {s['rss_start_mib']} MiB after the first answer, "
-              f"{s['rss_end_mib']} MiB at the end")
+              f"{s['rss_every_10s_mib']} every 10 s, {s['rss_end_mib']} MiB at the end")
         for k, v in s["by_kind"].items():
             print(f"  {k:18} {v['statuses']}  p50 {v['p50_ms']} ms  p99 {v['p99_ms']} ms")
     if not args.skip_queue:

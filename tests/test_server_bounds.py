@@ -73,7 +73,7 @@ def test_the_pairs_limit_is_checked_before_anything_runs(counting: CountingJudge
 
 
 def test_a_request_past_its_deadline_is_stopped(counting: CountingJudge) -> None:
-    with serving(create_app(counting, max_pairs=None, request_timeout=0.2)) as base:
+    with serving(create_app(counting, max_pairs=None, max_tokens=None, request_timeout=0.2)) as base:
         resp = httpx.post(f"{base}/v1/systemone", json={"state": LONG_STATE, "questions": heavy_questions()},
                           timeout=60)
         at_answer = counting.batches
@@ -87,7 +87,7 @@ def test_a_request_past_its_deadline_is_stopped(counting: CountingJudge) -> None
 
 def test_work_stops_when_the_client_goes_away(counting: CountingJudge) -> None:
     total = len(counting._plan([LONG_STATE], counting_questions()).pairs)
-    with serving(create_app(counting, max_pairs=None, request_timeout=None)) as base:
+    with serving(create_app(counting, max_pairs=None, max_tokens=None, request_timeout=None)) as base:
         host, port = httpx.URL(base).host, httpx.URL(base).port
         payload = json.dumps({"state": LONG_STATE, "questions": heavy_questions()}).encode()
         with socket.create_connection((host, port)) as sock:
@@ -162,3 +162,135 @@ def test_a_trickled_body_gets_a_408(tiny_model_dir: Path) -> None:
             rest = read_answer(sock) if b"\r\n\r\n" not in answer else b""
             answer += rest
     assert answer.startswith(b"HTTP/1.1 408"), answer
+
+
+# ---------------------------------------------------------------------- tokens read
+
+
+def test_a_request_over_the_token_limit_is_a_422_naming_it(tiny_model_dir: Path) -> None:
+    judge = LocalJudge(tiny_model_dir, intra_op_threads=1)
+    questions = {"q": {"type": "noul", "instructions": "Is this about billing?"}}
+    tokens = judge.ask(LONG_STATE, questions).usage.input_tokens
+    with serving(create_app(judge, max_tokens=tokens - 1)) as base:
+        over = httpx.post(f"{base}/v1/systemone", json={"state": LONG_STATE, "questions": questions}, timeout=60)
+    with serving(create_app(judge, max_tokens=tokens)) as base:
+        at = httpx.post(f"{base}/v1/systemone", json={"state": LONG_STATE, "questions": questions}, timeout=60)
+    assert over.status_code == 422, over.text
+    (item,) = over.json()["detail"]
+    assert item["loc"] == ["body", "questions"]
+    assert f"read {tokens:,} tokens" in item["msg"] and f"at most {tokens - 1:,}" in item["msg"]
+    assert "max_tokens" in item["msg"]
+    assert at.status_code == 200, at.text
+
+
+def test_the_token_limit_is_checked_before_anything_runs(counting: CountingJudge) -> None:
+    with work_limits(max_tokens=100), pytest.raises(QuestionError, match="max_tokens"):
+        counting.ask(LONG_STATE, heavy_questions(1))
+    assert counting.batches == 0
+
+
+def test_the_token_limit_counts_every_state_of_a_bulk_call(counting: CountingJudge) -> None:
+    questions = {"q": {"type": "noul", "instructions": "Is this about billing?"}}
+    one = counting.ask("billing question", questions).usage.input_tokens
+    # each state alone is under the limit; the call's states together are not
+    with work_limits(max_tokens=3 * one - 1), pytest.raises(QuestionError, match="max_tokens"):
+        counting.ask_many(["billing question", "billing query", "billing issue"], questions)
+
+
+# ---------------------------------------------------------------------- turns
+
+
+class GatedJudge(LocalJudge):
+    """The real tiny model, whose every batch waits for `gate`: a request holds its turn for as
+    long as a test wants."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def _run_batch(self, batch: list[tuple[np.ndarray, np.ndarray]], width: int) -> np.ndarray:
+        self.entered.set()
+        assert self.gate.wait(30), "the test never opened the gate"
+        return super()._run_batch(batch, width)
+
+
+NOUL_ASK = {"state": "billing", "questions": {"q": {"type": "noul", "instructions": "Is this about billing?"}}}
+
+
+def _post_in_background(url: str, out: list[httpx.Response]) -> threading.Thread:
+    thread = threading.Thread(target=lambda: out.append(httpx.post(url, json=NOUL_ASK, timeout=60)))
+    thread.start()
+    return thread
+
+
+def test_a_request_that_waits_too_long_for_its_turn_is_a_529_with_retry_after(tiny_model_dir: Path) -> None:
+    judge = GatedJudge(tiny_model_dir, intra_op_threads=1)
+    first: list[httpx.Response] = []
+    with serving(create_app(judge, concurrency=1, queue_timeout=0.3)) as base:
+        holder = _post_in_background(f"{base}/v1/systemone", first)
+        assert judge.entered.wait(30)
+        busy = httpx.post(f"{base}/v1/systemone", json=NOUL_ASK, timeout=60)
+        judge.gate.set()
+        holder.join(60)
+        after = httpx.post(f"{base}/v1/systemone", json=NOUL_ASK, timeout=60)
+    assert busy.status_code == 529, busy.text
+    detail = busy.json()["detail"]
+    assert detail["error_type"] == "overloaded_error"
+    assert "1 request(s) computing" in detail["message"] and "waited 0.3s" in detail["message"]
+    assert int(busy.headers["retry-after"]) >= 1
+    assert first[0].status_code == 200 and after.status_code == 200  # the turn came back
+
+
+def test_a_request_within_its_wait_runs_when_a_turn_frees(tiny_model_dir: Path) -> None:
+    judge = GatedJudge(tiny_model_dir, intra_op_threads=1)
+    first: list[httpx.Response] = []
+    second: list[httpx.Response] = []
+    with serving(create_app(judge, concurrency=1, queue_timeout=20)) as base:
+        holder = _post_in_background(f"{base}/v1/systemone", first)
+        assert judge.entered.wait(30)
+        waiter = _post_in_background(f"{base}/v1/systemone", second)
+        time.sleep(0.3)
+        assert not second  # still waiting for the turn
+        judge.gate.set()
+        holder.join(60)
+        waiter.join(60)
+    assert first[0].status_code == 200 and second[0].status_code == 200
+
+
+def test_a_turn_comes_back_after_its_request_timed_out(tiny_model_dir: Path) -> None:
+    judge = GatedJudge(tiny_model_dir, intra_op_threads=1)
+    with serving(create_app(judge, concurrency=1, request_timeout=0.3, queue_timeout=5)) as base:
+        late = httpx.post(f"{base}/v1/systemone", json=NOUL_ASK, timeout=60)
+        judge.gate.set()  # the abandoned thread finishes its batch and sees its cancellation
+        again = httpx.post(f"{base}/v1/systemone", json=NOUL_ASK, timeout=60)
+    assert late.status_code == 504, late.text
+    assert again.status_code == 200, again.text
+
+
+def test_turns_and_waits_are_checked(tiny_model_dir: Path) -> None:
+    judge = LocalJudge(tiny_model_dir, intra_op_threads=1)
+    with pytest.raises(ValueError, match="concurrency"):
+        create_app(judge, concurrency=0)
+    with pytest.raises(ValueError, match="queue_timeout"):
+        create_app(judge, concurrency=1, queue_timeout=0)
+
+
+# ---------------------------------------------------------------------- sizing
+
+
+def test_seams_serve_sizes_the_token_bound_from_a_timed_run(tiny_model_dir: Path) -> None:
+    from seams.cli.serve import token_bound
+    from seams.server.sizing import MIN_TOKENS, max_tokens_for, seconds_per_token
+
+    judge = LocalJudge(tiny_model_dir, intra_op_threads=1)
+    per_token = seconds_per_token(judge, repeats=2)
+    assert 0 < per_token < 0.1
+    assert max_tokens_for(30, 1e-4) == 75_000  # a quarter of 30 s at 0.1 ms a token
+    assert max_tokens_for(1, 1e-2) == MIN_TOKENS  # never below the floor
+    tokens, line = token_bound(judge, None, 30.0, local=True)
+    assert tokens is not None and tokens >= MIN_TOKENS and f"--max-tokens {tokens:,}" in line
+    assert token_bound(judge, 0, 30.0, local=True) == (None, "")  # 0: no limit, as given
+    assert token_bound(judge, 5000, 30.0, local=True) == (5000, "")
+    assert token_bound(judge, None, None, local=True) == (None, "")  # nothing to size against
+    assert token_bound(judge, None, 30.0, local=False) == (None, "")  # a remote judge bounds its own work

@@ -34,6 +34,9 @@ def serve(
     alias: Annotated[list[str] | None, typer.Option(help="Another model name to answer to, beside jev-latest and the model's id (repeatable).")] = None,
     log_level: Annotated[LogLevelChoice, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")] = LogLevelChoice.warning,
     max_pairs: Annotated[int, typer.Option(min=0, help="Most model runs (hypotheses × windows) one request may cost; more gets 422. 0: no limit.")] = 512,
+    max_tokens: Annotated[int | None, typer.Option(min=0, show_default=False, help="Most tokens one request's model runs may read in all; more gets 422. Default: sized at start from a timed run, a quarter of --request-timeout's worth on this machine. 0: no limit.")] = None,
+    concurrency: Annotated[int, typer.Option(min=0, help="Most requests computing at once; the rest wait their turn. 0: no bound.")] = 2,
+    queue_timeout: Annotated[float | None, typer.Option(min=0.001, show_default=False, help="Seconds a request may wait for its turn before a 529 with retry-after. Default: half of --request-timeout.")] = None,
     request_timeout: Annotated[float, typer.Option(min=0, help="Seconds a request may compute before its work is stopped (504). 0: no limit.")] = 30.0,
     body_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a request body may take to arrive; slower ones get 408.")] = 10.0,
 ) -> None:
@@ -53,13 +56,17 @@ def serve(
         if api_key and not api_key.strip():
             raise InputError("the API key is blank; unset SEAMS_API_KEY to serve without a key")
         the_judge = make_judge(judge, api_key=upstream_key, model_dir=model_dir, threads=threads)
+        tokens, sized = token_bound(the_judge, max_tokens, request_timeout or None, local=judge == "local")
     asgi = create_app(the_judge, api_key=api_key or None, max_body_bytes=max_body_bytes, model_names=alias or (),
-                      max_pairs=max_pairs or None, request_timeout=request_timeout or None, body_timeout=body_timeout)
+                      max_pairs=max_pairs or None, max_tokens=tokens, request_timeout=request_timeout or None,
+                      body_timeout=body_timeout, concurrency=concurrency or None, queue_timeout=queue_timeout)
 
     sock = listen_on(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     auth = "Bearer key required" if api_key else "no key required"
+    if sized:
+        print(f"seams serve: {sized}", file=sys.stderr, flush=True)
     print(f"seams serve: {the_judge.model_id} on http://{shown}:{bound} ({auth}); Ctrl-C stops",
           file=sys.stderr, flush=True)
     if not api_key and not is_loopback(host):
@@ -70,6 +77,24 @@ def serve(
                             timeout_graceful_shutdown=10, lifespan="off")
     run_until_stopped(config, sock)
     print("seams serve: stopped", file=sys.stderr, flush=True)
+
+
+def token_bound(judge: Any, given: int | None, request_timeout: float | None, *, local: bool) -> tuple[int | None, str]:
+    """The request token bound to serve with, and a line saying how it was sized ("" when given).
+
+    Given: as given (0 is no limit). Otherwise, for the local judge with a timeout, a quarter of the
+    timeout's worth at the cost a token measured now (`seams.server.sizing`); a remote judge's
+    work is its own server's to bound, and with no timeout there is nothing to size against."""
+    if given is not None:
+        return given or None, ""
+    if not local or request_timeout is None:
+        return None, ""
+    from ..server.sizing import SHARE, max_tokens_for, seconds_per_token
+
+    per_token = seconds_per_token(judge)
+    tokens = max_tokens_for(request_timeout, per_token)
+    return tokens, (f"--max-tokens {tokens:,}: {per_token * 1000:.3f} ms a token measured now, so a request at the "
+                    f"bound computes in about {SHARE:.0%} of --request-timeout {request_timeout:g}s (set it to fix it)")
 
 
 def is_loopback(host: str) -> bool:

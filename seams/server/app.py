@@ -10,10 +10,15 @@ What a client of the protocol (the official SDK, jevcompat, seams' own remote ju
   `{"detail": [{"loc": ["body", ...], "msg", "type"}]}`, validated by the same `seams.questions`
   models the library uses (one set of limits); an unknown model is a 404, a body over the size
   limit a 413, a wrong or missing key a 401, each with `{"detail": {"error_type", "message"}}`.
-  A 5xx means the judge itself failed (a model error, an upstream outage behind a remote judge).
-* The work of one request is bounded: its model runs (`max_pairs`, a 422 beyond it), its time
-  (`request_timeout`, a 504) and its client (work stops when the client disconnects); its body
-  must arrive within `body_timeout` (a 408 otherwise).
+  A 5xx means the judge itself failed (a model error, an upstream outage behind a remote judge),
+  or, 529, that the server is overloaded and the request never started.
+* The work of one request is bounded: its model runs (`max_pairs`) and the tokens they read
+  (`max_tokens`, what its time is proportional to), a 422 beyond either before anything runs; its
+  time (`request_timeout`, a 504) and its client (work stops when the client disconnects); its
+  body must arrive within `body_timeout` (a 408 otherwise).
+* Load is bounded: at most `concurrency` requests compute at once; the rest wait their turn in
+  arrival order, and one that waits longer than `queue_timeout` is answered 529 (the protocol's
+  "overloaded", with `retry-after`) rather than computing into its deadline.
 * Request bodies may be compressed with `Content-Encoding: zstd` (the official SDK sends bodies
   of 1 KiB and more that way) or gzip/deflate; the size limit holds for the decoded body too, so
   a small compressed body cannot expand into an unbounded one.
@@ -28,7 +33,8 @@ import asyncio
 import hmac
 import json
 import logging
-from collections.abc import Coroutine, Sequence
+import time
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import date
 from typing import Any
 
@@ -65,6 +71,10 @@ DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 #: The most model runs (hypotheses × windows) one request may cost; more is a 422 naming it.
 #: A 255-option Choice on a one-window state is 255; on a 1k-token state, about 765.
 DEFAULT_MAX_PAIRS = 512
+#: The most tokens one request's model runs may read in all (pairs × their lengths); more is a
+#: 422. A model's time is about proportional to it; `seams serve` sizes it from a measured run
+#: (`seams.server.sizing`), so this default is for `create_app` callers who do not.
+DEFAULT_MAX_TOKENS = 65_536
 #: Seconds a request may compute before the work is stopped and a 504 answered.
 DEFAULT_REQUEST_TIMEOUT = 30.0
 #: Seconds the whole request body may take to arrive; a slower one (or a Content-Length longer
@@ -125,8 +135,11 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     model_names: Sequence[str] = (),
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    max_tokens: int | None = DEFAULT_MAX_TOKENS,
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    concurrency: int | None = None,
+    queue_timeout: float | None = None,
 ) -> FastAPI:
     """A FastAPI app serving System One over `judge`.
 
@@ -144,11 +157,22 @@ def create_app(
     max_pairs:
         The most model runs one request may cost (a local judge counts hypotheses × windows
         before running any); more is a 422 naming the limit. None for no limit.
+    max_tokens:
+        The most tokens one request's model runs may read, summed over its pairs (a local judge
+        counts them as it plans, before running any); more is a 422 naming the limit. None for
+        no limit.
     request_timeout:
         Seconds a request may compute; then its work is stopped and a 504 answered. Work also
         stops when the client disconnects. None for no limit.
     body_timeout:
         Seconds the request body may take to arrive; a slower one gets 408.
+    concurrency:
+        The most requests whose judge work runs at once; None for no bound. A local judge's runs
+        share the machine's cores, so more at once makes each slower and none sooner.
+    queue_timeout:
+        Seconds a request may wait for its turn (with `concurrency`) before it is answered 529 with
+        `retry-after`; the wait counts against `request_timeout` too. None: half of
+        `request_timeout` (or no limit when that is None).
     """
     judge = as_judge(judge)
     if max_body_bytes < 1:
@@ -157,6 +181,13 @@ def create_app(
         raise ValueError("body_timeout must be positive")
     if api_key is not None and not api_key.strip():
         raise ValueError("api_key is empty; pass None to serve without a key")
+    if concurrency is not None and concurrency < 1:
+        raise ValueError("concurrency must be at least 1 (or None for no bound)")
+    if queue_timeout is not None and not queue_timeout > 0:
+        raise ValueError("queue_timeout must be a positive number of seconds (or None)")
+    if queue_timeout is None and request_timeout is not None:
+        queue_timeout = request_timeout / 2
+    turns = _Turns(concurrency, queue_timeout) if concurrency is not None else None
     names = list(dict.fromkeys([judge.model_id, JEV_LATEST, *model_names]))
     app = FastAPI(title="seams — System One", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.judge = judge
@@ -199,8 +230,8 @@ def create_app(
                 f"model {parsed.model!r} is not served here; available: {', '.join(names)}",
             )
         try:
-            answers = await _bounded(request, judge.aask(parsed.state, parsed.questions),
-                                     max_pairs=max_pairs, timeout=request_timeout)
+            answers = await _bounded(request, lambda: judge.aask(parsed.state, parsed.questions), turns,
+                                     max_pairs=max_pairs, max_tokens=max_tokens, timeout=request_timeout)
         except InputError as exc:
             raise _Invalid([_input_error_item(exc)]) from None
         return JSONResponse(_response(answers))
@@ -208,19 +239,73 @@ def create_app(
     return app
 
 
-async def _bounded(request: Request, work: Coroutine[Any, Any, Answers], *, max_pairs: int | None,
-                   timeout: float | None) -> Answers:
-    """Run a judge call under the request's limits, stopping it at the deadline or when the
-    client goes away (a judge in a worker thread sees `cancel` at its next batch)."""
-    with work_limits(max_pairs=max_pairs, timeout=timeout) as limits:
-        task = asyncio.ensure_future(work)  # the task copies the context, limits included
+class _Turns:
+    """At most `slots` judge calls at once; the others wait in arrival order, each at most `wait`
+    seconds. A turn is given back when its task ends; work a request gave up on is cancelled
+    through its limits too, so a local judge's thread stops at its next batch."""
+
+    def __init__(self, slots: int, wait: float | None) -> None:
+        self.slots, self.wait = slots, wait
+        self._free = asyncio.Semaphore(slots)
+        self.waiting = 0
+
+    async def take(self, gone: asyncio.Future[Any], budget: float | None) -> None:
+        """Wait for a turn; 529 after `wait` seconds (or `budget`, what is left of the request's
+        time, if sooner); `JudgeTimeout` if the client hangs up first."""
+        bounds = [x for x in (self.wait, budget) if x is not None]
+        limit = min(bounds) if bounds else None
+        self.waiting += 1
+        turn: asyncio.Future[Any] = asyncio.ensure_future(self._free.acquire())
+        try:
+            done, _ = await asyncio.wait({turn, gone}, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            self._abandon(turn)
+            raise
+        finally:
+            self.waiting -= 1
+        if turn in done:
+            return
+        self._abandon(turn)
+        if gone in done:
+            raise JudgeTimeout("the judge did not answer in time: the client disconnected while it waited its turn")
+        retry = max(1, round(limit or 1))
+        raise _Problem(529, "overloaded_error",
+                       f"the server is busy: {self.slots} request(s) computing and {self.waiting} waiting; this one "
+                       f"waited {limit or 0:g}s for its turn. Retry after {retry}s.", {"retry-after": str(retry)})
+
+    def give_back(self, _: object = None) -> None:
+        self._free.release()
+
+    def _abandon(self, turn: asyncio.Future[Any]) -> None:
+        """Cancel a wait; a turn granted in the same instant is given back, not leaked."""
+        if turn.done() and not turn.cancelled():
+            self.give_back()
+        else:
+            turn.cancel()
+            turn.add_done_callback(lambda t: None if t.cancelled() else self.give_back())
+
+
+async def _bounded(request: Request, work: Callable[[], Coroutine[Any, Any, Answers]], turns: _Turns | None, *,
+                   max_pairs: int | None, max_tokens: int | None, timeout: float | None) -> Answers:
+    """Run a judge call under the request's limits: its turn (with `turns`), its size, and its
+    deadline, stopping it at the deadline or when the client goes away (a judge in a worker
+    thread sees `cancel` at its next batch). The wait for a turn counts against the deadline."""
+    start = time.monotonic()
     gone = asyncio.ensure_future(_disconnected(request))
     try:
-        done, _ = await asyncio.wait({task, gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:  # the server itself is cancelling this request (shutting down)
-        limits.cancel("the server stopped the request")
-        task.cancel()
-        raise
+        if turns is not None:
+            await turns.take(gone, timeout)
+        left = None if timeout is None else max(timeout - (time.monotonic() - start), 0.001)
+        with work_limits(max_pairs=max_pairs, max_tokens=max_tokens, timeout=left) as limits:
+            task = asyncio.ensure_future(work())  # the task copies the context, limits included
+        if turns is not None:
+            task.add_done_callback(turns.give_back)
+        try:
+            done, _ = await asyncio.wait({task, gone}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # the server itself is cancelling this request (shutting down)
+            limits.cancel("the server stopped the request")
+            task.cancel()
+            raise
     finally:
         gone.cancel()
     if task in done:
@@ -403,6 +488,7 @@ __all__ = [
     "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_PAIRS",
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_REQUEST_TIMEOUT",
     "JEV_LATEST",
     "SystemOneRequest",

@@ -291,7 +291,7 @@ class LocalJudge(SyncJudge):
             if len(plan.pairs) >= self.max_pairs_per_pass or i == len(checked) - 1:
                 passes.append((plan, *self._run(plan.pairs, with_features, limits)))
                 plan.pairs = []  # the lengths stay for usage; the token arrays can go
-                plan = _Plan(runs=plan.runs)
+                plan = _Plan(runs=plan.runs, tokens=plan.tokens)
         latency = (time.perf_counter() - t0) * 1000
         out: list[tuple[Answers, dict[str, PairFeatures] | None]] = []
         for done, logits, feats in passes:
@@ -359,7 +359,8 @@ class LocalJudge(SyncJudge):
         Each question reads its `focus` of the state (the whole state unless it names two or more
         of its fields); questions with the same view share its text, tokens and windows. With
         `limits`, the call's runs (hypotheses × windows, counted before any pair is built) are
-        checked against `max_pairs`, and the deadline before each question.
+        checked against `max_pairs`, the tokens of its pairs (summed as they are built, before any
+        runs) against `max_tokens`, and the deadline before each question.
         """
         views: dict[tuple[str, ...] | None, _View] = {}
         for qid, h in hyp.items():
@@ -398,6 +399,8 @@ class LocalJudge(SyncJudge):
                 if keep is None or k in keep else [-1] * len(windows)
                 for k, (t, enc) in enumerate(zip(h.texts, h.encodings))
             ]
+            if limits is not None:
+                limits.check_tokens(plan.tokens, f"{where} with question {qid!r}")
             plan.windows[(i, qid)] = len(windows)
         plan.states.append(i)
 
@@ -606,6 +609,7 @@ class _Plan:
     slots: dict[tuple[int, str], list[list[int]]] = field(default_factory=dict)
     windows: dict[tuple[int, str], int] = field(default_factory=dict)
     runs: int = 0  # hypotheses × windows planned so far in the call, this pass and earlier ones
+    tokens: int = 0  # the tokens of the distinct pairs built so far in the call, likewise
     cos: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)  # encoder cosines, blended questions
 
     def pair(self, tokenizer: Tokenizer, key: tuple[Any, ...], hyp: Encoding, window: Encoding) -> int:
@@ -616,6 +620,7 @@ class _Plan:
             j = self.index[key] = len(self.pairs)
             self.pairs.append((np.asarray(enc.ids, dtype=np.int64), np.asarray(enc.type_ids, dtype=np.int64)))
             self.lengths.append(len(enc.ids))
+            self.tokens += len(enc.ids)
         return j
 
 
