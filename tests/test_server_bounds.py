@@ -294,3 +294,11 @@ def test_seams_serve_sizes_the_token_bound_from_a_timed_run(tiny_model_dir: Path
     assert token_bound(judge, 5000, 30.0, local=True) == (5000, "")
     assert token_bound(judge, None, None, local=True) == (None, "")  # nothing to size against
     assert token_bound(judge, None, 30.0, local=False) == (None, "")  # a remote judge bounds its own work
+
+
+def test_seams_serve_bounds_turns_for_the_local_judge_only() -> None:
+    from seams.cli.serve import turns
+
+    assert turns(None, local=True) == 2
+    assert turns(None, local=False) is None  # in front of another server, calls mostly wait on it
+    assert turns(0, local=True) is None and turns(5, local=False) == 5

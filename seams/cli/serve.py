@@ -35,7 +35,7 @@ def serve(
     log_level: Annotated[LogLevelChoice, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")] = LogLevelChoice.warning,
     max_pairs: Annotated[int, typer.Option(min=0, help="Most model runs (hypotheses × windows) one request may cost; more gets 422. 0: no limit.")] = 512,
     max_tokens: Annotated[int | None, typer.Option(min=0, show_default=False, help="Most tokens one request's model runs may read in all; more gets 422. Default: sized at start from a timed run, a quarter of --request-timeout's worth on this machine. 0: no limit.")] = None,
-    concurrency: Annotated[int, typer.Option(min=0, help="Most requests computing at once; the rest wait their turn. 0: no bound.")] = 2,
+    concurrency: Annotated[int | None, typer.Option(min=0, show_default=False, help="Most requests computing at once; the rest wait their turn. Default: 2 for the local judge (its runs share the cores), no bound in front of another server. 0: no bound.")] = None,
     queue_timeout: Annotated[float | None, typer.Option(min=0.001, show_default=False, help="Seconds a request may wait for its turn before a 529 with retry-after. Default: half of --request-timeout.")] = None,
     request_timeout: Annotated[float, typer.Option(min=0, help="Seconds a request may compute before its work is stopped (504). 0: no limit.")] = 30.0,
     body_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a request body may take to arrive; slower ones get 408.")] = 10.0,
@@ -59,7 +59,8 @@ def serve(
         tokens, sized = token_bound(the_judge, max_tokens, request_timeout or None, local=judge == "local")
     asgi = create_app(the_judge, api_key=api_key or None, max_body_bytes=max_body_bytes, model_names=alias or (),
                       max_pairs=max_pairs or None, max_tokens=tokens, request_timeout=request_timeout or None,
-                      body_timeout=body_timeout, concurrency=concurrency or None, queue_timeout=queue_timeout)
+                      body_timeout=body_timeout, concurrency=turns(concurrency, local=judge == "local"),
+                      queue_timeout=queue_timeout)
 
     sock = listen_on(host, port)
     bound = sock.getsockname()[1]
@@ -77,6 +78,14 @@ def serve(
                             timeout_graceful_shutdown=10, lifespan="off")
     run_until_stopped(config, sock)
     print("seams serve: stopped", file=sys.stderr, flush=True)
+
+
+def turns(given: int | None, *, local: bool) -> int | None:
+    """Requests computing at once: as given (0 is no bound); else 2 for the local judge, whose runs
+    share the machine's cores, and no bound in front of another server, whose calls mostly wait."""
+    if given is not None:
+        return given or None
+    return 2 if local else None
 
 
 def token_bound(judge: Any, given: int | None, request_timeout: float | None, *, local: bool) -> tuple[int | None, str]:
