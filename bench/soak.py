@@ -1,7 +1,7 @@
 """Load held: `seams serve` under concurrent clients, and the review queue under concurrent reviewers.
 
-    python bench/soak.py [--seconds 60] [--clients 16] [--model DIR] [--threads 1] [--concurrency 2]
-                         [--queue-seconds 30] [--processes 4] [--reviewers 4] [--items 3000]
+    python bench/soak.py [--seconds 60] [--clients 16] [--think-ms 0] [--model DIR] [--threads 1]
+                         [--concurrency 2] [--queue-seconds 30] [--processes 4] [--reviewers 4] [--items 3000]
                          [--json bench/results/soak.json]
 
 A bench, never a timed test: every loop is bounded by a deadline and stops by itself, and only
@@ -9,8 +9,10 @@ loopback addresses are used.
 
 **Server.** Starts `seams serve` as a subprocess on a free 127.0.0.1 port (`--port 0`, the bound
 port read from its start line) over the shipped local model (or `--model DIR`), then runs
-`--clients` threads for `--seconds`, each with its own HTTP connection and a seeded mix of
-requests: valid asks (a Noul, a Choice, a Score, several questions at once, and two questions
+`--clients` threads for `--seconds`, each with its own HTTP connection, pausing a random time of
+mean `--think-ms` between its requests (0: none, so the clients keep the server saturated, and
+what is measured is how it sheds load; a pause that keeps the offered load under capacity
+measures load held), with a seeded mix of requests: valid asks (a Noul, a Choice, a Score, several questions at once, and two questions
 over a state of about eight windows), malformed JSON, states over the state budget, requests over
 `max_pairs` and over `max_tokens` (a 255-option Choice over a 2,000-token state: within the pairs
 bound thanks to the shortlist, but 43k tokens of reading), a body over `--max-body-bytes`, an
@@ -136,7 +138,7 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def soak_server(*, seconds: float, clients: int, model: Path | None, threads: int, max_body: int,
-                concurrency: int, seed: int = 30) -> dict[str, Any]:
+                concurrency: int, think_ms: float = 0.0, seed: int = 30) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "seams", "serve", "--host", "127.0.0.1", "--port", "0", "--threads", str(threads),
            "--max-body-bytes", str(max_body), "--concurrency", str(concurrency)]
     if model is not None:
@@ -190,6 +192,8 @@ def soak_server(*, seconds: float, clients: int, model: Path | None, threads: in
                     with lock:
                         counts[kind][status] += 1
                         latencies[kind].append(dt)
+                    if think_ms > 0:
+                        time.sleep(min(rng.expovariate(1000 / think_ms), max(0.0, deadline - time.monotonic())))
 
         workers = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
         t0 = time.monotonic()
@@ -218,7 +222,7 @@ def soak_server(*, seconds: float, clients: int, model: Path | None, threads: in
         statuses.update(c)
     wrong = {k: dict(c) for k, c in counts.items() if set(c) - EXPECTED[k]}
     return {
-        "model": model_id, "sizing": sizing, "concurrency": concurrency, "clients": clients, "seconds": round(wall, 1), "requests": len(every),
+        "model": model_id, "sizing": sizing, "concurrency": concurrency, "clients": clients, "think_ms": think_ms, "seconds": round(wall, 1), "requests": len(every),
         "throughput_rps": round(len(every) / wall, 1),
         "by_status": dict(sorted(statuses.items())), "5xx": sum(v for s, v in statuses.items() if s >= 500),
         "transport_errors": dict(errors), "unexpected_status": wrong,
@@ -357,6 +361,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--think-ms", type=float, default=0.0, help="mean pause of a client between requests")
     ap.add_argument("--model", type=Path, default=None, help="model directory (default: the shipped model)")
     ap.add_argument("--threads", type=int, default=1, help="onnxruntime threads of the server")
     ap.add_argument("--concurrency", type=int, default=2, help="the server's --concurrency (requests computing at once)")
@@ -373,9 +378,9 @@ def main() -> None:
     report: dict[str, Any] = {"cpus": os.cpu_count(), "machine": machine().line()}
     if not args.skip_server:
         s = soak_server(seconds=args.seconds, clients=args.clients, model=args.model, threads=args.threads,
-                        max_body=args.max_body_bytes, concurrency=args.concurrency)
+                        max_body=args.max_body_bytes, concurrency=args.concurrency, think_ms=args.think_ms)
         report["server"] = s
-        print(f"seams serve ({s['model']}), {s['clients']} clients for {s['seconds']} s: {s['requests']} requests "
+        print(f"seams serve ({s['model']}), {s['clients']} clients (pausing a mean {s['think_ms']:g} ms) for {s['seconds']} s: {s['requests']} requests "
               f"({s['throughput_rps']}/s); by status {s['by_status']}; 5xx {s['5xx']}; transport errors "
               f"{s['transport_errors'] or 0}; unexpected statuses {s['unexpected_status'] or 'none'}")
         print(f"  threads {args.threads}, concurrency {s['concurrency']}; {s['sizing'] or 'max-tokens as given'}")
