@@ -7,7 +7,7 @@ Where the labels come from, none of them the blind sets' held-out half:
 
 * the blind sets' **dev half** (`bench/memory_blind.py`'s seeded split): secret cases are
   `secret`, poisoning cases `poison`, benign and personal-data cases neither;
-* the written corpus (`/work/shared/data/written/`, read in place, never copied into the
+* the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
   message hold" choices);
@@ -45,8 +45,10 @@ from seams.judges.local import LocalJudge  # noqa: E402
 from seams.personal import find_personal  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
 from seams.secrets import find_secrets, redact  # noqa: E402
+from training import SHARED_DATA  # noqa: E402
 
-WRITTEN = Path("/work/shared/data/written")
+#: The written corpus, read where it lies (`SEAMS_SHARED_DATA`, else `../shared/data/` beside the checkout).
+WRITTEN = SHARED_DATA / "written"
 CALIBRATION = ROOT / "calibration" / "memory-admission"
 #: Where the features are kept between runs (outside the repository: they are derived from the sets).
 CACHE = Path(tempfile.gettempdir()) / "seams-memory-head-features.npz"
