@@ -42,8 +42,11 @@ from seams.calibration.writeback import write_calibration  # noqa: E402
 from seams.instructions import find_instructions  # noqa: E402
 from seams.judges.head import Head, heads_digest  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
-from seams.rubric import Rubric  # noqa: E402
-from seams.rubric.calibration import RuleThresholds  # noqa: E402
+from seams.rubric import (
+    Rubric,  # noqa: E402
+    question_fingerprint,  # noqa: E402
+)
+from seams.rubric.calibration import QuestionCalibration, RuleThresholds  # noqa: E402
 from seams.secrets import find_secrets  # noqa: E402
 
 RUBRIC = ROOT / "rubrics" / "memory-admission.yaml"
@@ -203,7 +206,11 @@ def write(heads: dict[str, Head], cuts: dict[str, float], params: dict[str, dict
     base = block.model.split("+heads:")[0]
     questions = dict(block.questions)
     for q, head in heads.items():
-        questions[q] = questions[q].model_copy(update={"head": head, "calibrator": None})
+        # fitted here on the question as it is asked now: its fingerprint is the current one, and
+        # the metrics `seams calibrate` stored were the bare model's on another wording, so they go
+        questions[q] = QuestionCalibration(
+            fingerprint=question_fingerprint(rubric.questions[q], rubric.spec.asked_alone.get(q)), n=head.n,
+            head=head)
     thresholds = dict(block.thresholds)
     for q, cut in cuts.items():
         thresholds[RULES[q]] = RuleThresholds(high=round(cut, 6), low=round(cut, 6), method="blind-dev",

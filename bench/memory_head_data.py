@@ -154,8 +154,11 @@ def features(judge: LocalJudge, texts: list[str]) -> dict[str, dict[str, np.ndar
 
 
 def cached(judge: LocalJudge, texts: list[str], path: Path = CACHE) -> dict[str, dict[str, np.ndarray]]:
-    """`features`, kept in `path` by the texts' digest and the model id (recomputed when either moves)."""
-    key = hashlib.sha256(json.dumps([judge.model_id, texts]).encode()).hexdigest()[:16]
+    """`features`, kept in `path` by the digest of the model id, the questions' wordings and the
+    texts (recomputed when any of them moves)."""
+    rubric = Rubric.builtin("memory-admission")
+    wording = [rubric.questions[q].fingerprint for q in QUESTIONS]
+    key = hashlib.sha256(json.dumps([judge.model_id, wording, texts]).encode()).hexdigest()[:16]
     if path.exists():
         got = np.load(path)
         if str(got["key"]) == key:
