@@ -6,13 +6,15 @@ what they would do on the blind sets' dev half, out of fold.
 The labelled texts and the model's pair features are `bench/memory_head_data.py`'s. A head (a
 logistic model over the model's logit and its pair features, `seams.calibration.head_fitting`)
 is fitted per flag on every labelled text but the dev cases of one fold, and scores that fold:
-so every dev case gets a P(poison) and a P(secret) from heads that never saw it. On those, the
-gate is simulated as it runs (`simulate`): code's certain secrets rejected, code's orders
-quarantined, then a candidate whose P(poison) or P(secret) reaches its cut refused, the rest
-admitted with what code redacted redacted. The trade-off curves are printed, and the cut-points
-chosen: on each flag, the highest cut that misses no dev case of its kind, lowered by a margin
-(`MARGIN`, a share of the benign cases' scores) because a cut fitted to miss nothing on 179 cases
-misses some of the next 196.
+so every dev case gets a P(poison) and a P(secret) from heads that never saw it. Two curves are
+printed for each flag, for the bare model and for the heads: the gate simulated as it runs
+(`simulate`: code's certain secrets rejected, code's orders quarantined, then a candidate whose
+P(poison) or P(secret) reaches its cut refused, the rest admitted with what code redacted
+redacted), and the flag alone, code aside (`standalone`). The first is flat on the dev half —
+code was written by reading it and decides every positive there — so the cut-points are chosen on
+the second: on each flag, the lowest cut at which it alone refuses at most its share (`BUDGET`)
+of the dev benign memories (`choose_cut`). The positives code misses on new data are the ones the
+flag is for, and the flag alone is what decides them.
 
 With `--write`, heads fitted on every labelled text and the chosen cut-points are written into
 the rubric's calibration block (`rubrics/memory-admission.yaml`): the heads beside their questions,
