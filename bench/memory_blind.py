@@ -55,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 from seams import AuditLog, ReviewQueue  # noqa: E402
 from seams.builtin.memory import MemoryGate, MemoryStore  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
+from seams.rubric import Rubric  # noqa: E402
 from seams.secrets import find_secrets, redact  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "blind"
@@ -200,7 +201,9 @@ def run(model: Path, half: str) -> dict[str, Any]:
             for case in sets["pii"]:
                 r.remember(case)
             pii_rows[setting or "none (no setting)"] = r.read_back()
-    report: dict[str, Any] = {"model": judge.model_id, "pii_default": default_pii, "seed": SEED, "halves": {}}
+    heads = sorted(Rubric.builtin("memory-admission").current_heads)
+    report: dict[str, Any] = {"model": judge.model_id, "heads": heads, "pii_default": default_pii, "seed": SEED,
+                              "halves": {}}
     for h in (("dev", "heldout") if half == "both" else (half,)):
         def mine(rs: list[dict[str, Any]], h: str = h) -> list[dict[str, Any]]:
             return [r for r in rs if r["case"]["half"] == h]
@@ -365,7 +368,7 @@ def _curve(secrets: list[dict[str, Any]], poisons: list[dict[str, Any]], benign:
 
 
 def _print(report: dict[str, Any]) -> None:
-    print(f"model {report['model']}; MemoryGate pii default: {report['pii_default']}; split seed {report['seed']!r}")
+    print(f"model {report['model']}; rubric heads: {', '.join(report['heads']) or 'none'}; MemoryGate pii default: {report['pii_default']}; split seed {report['seed']!r}")
     for h, r in report["halves"].items():
         print(f"\n==================== {h} half ====================")
         s = r["secrets"]

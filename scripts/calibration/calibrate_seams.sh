@@ -50,6 +50,9 @@ REPORTS=${REPORTS:-calibration/reports}
 CACHE_OPT=${CACHE:+--cache $CACHE}
 $SEAMS calibrate memory-admission calibration/memory-admission/fit.jsonl \
     --costs act=3,refuse=3,review=1 --capacity 0.3 --calibrator none --report "$REPORTS/memory-admission" ${DRY:-} ${CACHE_OPT:-} -q
+# the memory rubric's red flags are answered by heads fitted on other data (issue 30): a new block
+# from `seams calibrate` has none, so they and their cut-points are fitted and written again
+[ -n "${DRY:-}" ] || python bench/fit_memory_heads.py --write
 $SEAMS calibrate passage-gate calibration/passage-gate/fit.jsonl \
     --costs act=3,refuse=3,review=1 --capacity 0.1 --report "$REPORTS/passage-gate" ${DRY:-} ${CACHE_OPT:-} -q
 $SEAMS calibrate tool-selection calibration/tool-selection/fit.jsonl \

@@ -18,7 +18,10 @@ The gate decides in this order:
    rest is decided as any candidate (a reviewer would see the same redacted text, so holding it
    kept nothing safer and held many ordinary memories).
 2. **The rubric** `memory-admission`, asked once per nearest memory: red flags (an instruction
-   aimed at the system, a secret) → quarantine; a candidate the memory already implies →
+   aimed at the system, a secret) → quarantine — on the shipped model each answered by a head
+   fitted on labelled memories (the rubric's calibration block, with its own cut-point;
+   `bench/fit_memory_heads.py`), because the bare model's flags separated neither orders from
+   preferences nor secrets from talk about them on sets written without its rules; a candidate the memory already implies →
    skip as a duplicate (so a poorer restatement never overwrites a richer memory); related memories
    → restatement / correction / enrichment; otherwise worth keeping → admit.
    Where code can see the shape of the edit (`seams.builtin.edits`: the memory's words with a

@@ -1,0 +1,230 @@
+"""Fit heads and cut-points for the memory rubric's red flags (`poison`, `secret`) and report
+what they would do on the blind sets' dev half, out of fold.
+
+    python bench/fit_memory_heads.py [--write] [--folds 5]
+
+The labelled texts and the model's pair features are `bench/memory_head_data.py`'s. A head (a
+logistic model over the model's logit and its pair features, `seams.calibration.head_fitting`)
+is fitted per flag on every labelled text but the dev cases of one fold, and scores that fold:
+so every dev case gets a P(poison) and a P(secret) from heads that never saw it. Two curves are
+printed for each flag, for the bare model and for the heads: the gate simulated as it runs
+(`simulate`: code's certain secrets rejected, code's orders quarantined, then a candidate whose
+P(poison) or P(secret) reaches its cut refused, the rest admitted with what code redacted
+redacted), and the flag alone, code aside (`standalone`). The first is flat on the dev half —
+code was written by reading it and decides every positive there — so the cut-points are chosen on
+the second: on each flag, the lowest cut at which it alone refuses at most its share (`BUDGET`)
+of the dev benign memories (`choose_cut`). The positives code misses on new data are the ones the
+flag is for, and the flag alone is what decides them.
+
+With `--write`, heads fitted on every labelled text and the chosen cut-points are written into
+the rubric's calibration block (`rubrics/memory-admission.yaml`): the heads beside their questions,
+the cut-points as the `flags` and `secret` rules' thresholds (method `blind-dev`), and the block's
+model id made the headed judge's, which is the model its answers come from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from memory_blind import leaked  # noqa: E402
+from memory_head_data import QUESTIONS, Item, all_items, cached, seen  # noqa: E402
+
+from seams.calibration.head_fitting import HeadFitter  # noqa: E402
+from seams.calibration.writeback import write_calibration  # noqa: E402
+from seams.instructions import find_instructions  # noqa: E402
+from seams.judges.head import Head, heads_digest  # noqa: E402
+from seams.judges.local import LocalJudge  # noqa: E402
+from seams.rubric import (
+    Rubric,  # noqa: E402
+    question_fingerprint,  # noqa: E402
+)
+from seams.rubric.calibration import QuestionCalibration, RuleThresholds  # noqa: E402
+from seams.secrets import find_secrets  # noqa: E402
+
+RUBRIC = ROOT / "rubrics" / "memory-admission.yaml"
+#: The rule each flag's cut-point is written to.
+RULES = {"poison": "flags", "secret": "secret"}
+#: The share of benign memories each flag alone may refuse on the dev half (out of fold): the
+#: issue's 3 % for the whole gate, split between the two flags.
+BUDGET = {"poison": 0.02, "secret": 0.01}
+GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def _fold(case_id: str, folds: int) -> int:
+    import hashlib
+    return int(hashlib.sha256(f"fold:{case_id}".encode()).hexdigest(), 16) % folds
+
+
+def design(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int], q: str
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Item]]:
+    rows = [it for it in items if q in it.labels]
+    ix = [index[it.text] for it in rows]
+    return feats[q]["logit"][ix], feats[q]["features"][ix], np.array([it.labels[q] for it in rows], int), rows
+
+
+def probability(fitter: HeadFitter, logit: np.ndarray, features: np.ndarray) -> np.ndarray:
+    z = fitter.logit_weight_ * logit + features @ fitter.weights_ + fitter.bias_
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def out_of_fold(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int], folds: int,
+                Cs: tuple[float, ...] | None = None) -> dict[str, dict[str, float]]:
+    """P(q) per dev text (by text), each from heads fitted without that case's fold."""
+    out: dict[str, dict[str, float]] = {q: {} for q in QUESTIONS}
+    dev_texts = {it.text for it in items if it.case is not None}
+    for k in range(folds):
+        train = [it for it in items if it.case is None or _fold(it.case["id"], folds) != k]
+        test = sorted({it.text for it in items if it.case is not None and _fold(it.case["id"], folds) == k})
+        for q in QUESTIONS:
+            fitter = HeadFitter(**({"Cs": Cs} if Cs else {})).fit(*design(train, feats, index, q)[:3])
+            ix = [index[t] for t in test]
+            p = probability(fitter, feats[q]["logit"][ix], feats[q]["features"][ix])
+            out[q].update(zip(test, p.tolist(), strict=True))
+    assert all(t in out["poison"] for t in dev_texts)
+    return out
+
+
+def simulate(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]], cut_poison: float,
+             cut_secret: float) -> dict[str, int]:
+    """The gate on the dev cases with these cuts: secrets kept, poisonings admitted, benign refused."""
+    got = Counter()
+    for name, cs in cases.items():
+        for c in cs:
+            text = c["text"]
+            if any(f.certain for f in find_secrets(text, possible=True)) or find_instructions(text):
+                admitted = False
+            else:
+                s = seen(text)
+                admitted = p["poison"][s] < cut_poison and p["secret"][s] < cut_secret
+            if name == "secrets":
+                got["secrets_kept"] += admitted and leaked(c["secret_parts"], [seen(text)], b"")
+            elif name == "poisoning":
+                got["poison_admitted"] += admitted
+            elif name == "benign":
+                got["benign_refused"] += not admitted
+    return got
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    items = all_items()
+    texts = sorted({it.text for it in items})
+    index = {t: i for i, t in enumerate(texts)}
+    judge = LocalJudge(args.model, intra_op_threads=2)
+    feats = cached(judge, texts)
+    cases: dict[str, list[dict[str, Any]]] = {}
+    for it in items:
+        if it.case is not None and not it.source.endswith("-seen"):
+            cases.setdefault(it.source.removeprefix("dev:"), []).append(it.case)
+    oof = out_of_fold(items, feats, index, args.folds)
+    base = {q: {t: float(1 / (1 + np.exp(-feats[q]["logit"][index[t]]))) for t in oof[q]} for q in QUESTIONS}
+    n = {k: len(v) for k, v in cases.items()}
+    print(f"dev cases {n}")
+    for label, p in (("model alone", base), ("heads, out of fold", oof)):
+        print(f"\n{label}: cut on P(poison) (P(secret) cut 1.0) / benign refused / poisonings admitted")
+        print("  " + "  ".join(f"{c:.2f}:{(g := simulate(cases, p, c, 1.01))['benign_refused']}/{g['poison_admitted']}"
+                              for c in GRID))
+        print(f"{label}: cut on P(secret) (P(poison) cut 1.0) / benign refused / secrets kept")
+        print("  " + "  ".join(f"{c:.2f}:{(g := simulate(cases, p, 1.01, c))['benign_refused']}/{g['secrets_kept']}"
+                              for c in GRID))
+        for q in QUESTIONS:
+            print(f"{label}: P({q}) alone, code aside / benign at or above / positives below")
+            print("  " + standalone(cases, p, q))
+    cuts, chosen = {}, {}
+    for q, budget in BUDGET.items():
+        cut, refused, missed = choose_cut(cases, oof, q, budget)
+        cuts[q] = cut
+        chosen[q] = {"budget": budget, "dev_benign": len(cases["benign"]), "dev_benign_refused": refused,
+                     "dev_positives": len(cases["poisoning" if q == "poison" else "secrets"]),
+                     "dev_positives_missed": missed}
+        print(f"cut on P({q}) for at most {budget:.1%} of dev benign refused by it alone: {cut} "
+              f"(benign refused {refused}, positives missed {missed}, code aside)")
+    if args.write:
+        heads = final_heads(items, feats, index, judge.model_id)
+        params = {q: {"fitted_on": dict(Counter(it.source for it in items if q in it.labels)),
+                      "folds": args.folds, "out_of_fold": chosen[q]} for q in QUESTIONS}
+        write(heads, cuts, params)
+
+
+def choose_cut(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]], q: str, budget: float
+               ) -> tuple[float, int, int]:
+    """The lowest cut (on a 0.01 grid) at which the flag alone refuses at most `budget` (a share) of
+    the dev benign cases, out of fold; with the benign cases it refuses and the positives it misses."""
+    pos = "poisoning" if q == "poison" else "secrets"
+    b = np.array([p[q][seen(c["text"])] for c in cases["benign"]])
+    s = np.array([p[q][_shown(q, c)] for c in cases[pos]])
+    for cut in np.arange(0.01, 1.0, 0.01):
+        if (b >= cut).sum() <= budget * len(b):
+            return float(round(cut, 2)), int((b >= cut).sum()), int((s < cut).sum())
+    return 1.0, 0, len(s)
+
+
+def _shown(q: str, case: dict[str, Any]) -> str:
+    """A positive case as the flag's head is scored on it: a secret as written (what the model
+    sees wherever code's redaction missed it), a poisoning as the gate shows it."""
+    return case["text"] if q == "secret" else seen(case["text"])
+
+
+def standalone(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]], q: str) -> str:
+    """The flag alone, code aside: at each cut, benign cases at or above it / positives below it."""
+    pos = "poisoning" if q == "poison" else "secrets"
+    b = [p[q][seen(c["text"])] for c in cases["benign"]]
+    s = [p[q][_shown(q, c)] for c in cases[pos]]
+    return "  ".join(f"{c:.2f}:{sum(x >= c for x in b)}/{sum(x < c for x in s)}" for c in GRID)
+
+
+def final_heads(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int],
+                model: str) -> dict[str, Head]:
+    """A head per flag fitted on every labelled text, as the rubric stores it."""
+    rubric = Rubric.builtin("memory-admission")
+    heads = {}
+    for q in QUESTIONS:
+        logit, x, y, rows = design(items, feats, index, q)
+        fitter = HeadFitter().fit(logit, x, y)
+        heads[q] = fitter.to_head(model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows))
+    return heads
+
+
+def write(heads: dict[str, Head], cuts: dict[str, float], params: dict[str, dict[str, Any]]) -> None:
+    """The heads and cut-points into the rubric's calibration block (see the module doc)."""
+    rubric = Rubric.load(RUBRIC)
+    block = rubric.calibration
+    if block is None:
+        raise SystemExit(f"{RUBRIC} has no calibration block to add heads to: run `seams calibrate` first")
+    base = block.model.split("+heads:")[0]
+    questions = dict(block.questions)
+    for q, head in heads.items():
+        # fitted here on the question as it is asked now: its fingerprint is the current one, and
+        # the metrics `seams calibrate` stored were the bare model's on another wording, so they go
+        questions[q] = QuestionCalibration(
+            fingerprint=question_fingerprint(rubric.questions[q], rubric.spec.asked_alone.get(q)), n=head.n,
+            head=head)
+    thresholds = dict(block.thresholds)
+    for q, cut in cuts.items():
+        thresholds[RULES[q]] = RuleThresholds(high=round(cut, 6), low=round(cut, 6), method="blind-dev",
+                                              params=params[q])
+    # what `seams check` compares answers with: the bare model's stored answers no longer apply to
+    # the headed questions, whose answers come from the heads
+    answers = {k: v for k, v in (block.metrics.answers or {}).items() if k not in heads}
+    write_calibration(RUBRIC, block.model_copy(update={
+        "model": f"{base}+heads:{heads_digest(heads)}", "questions": questions, "thresholds": thresholds,
+        "metrics": block.metrics.model_copy(update={"answers": answers or None})}))
+    print(f"wrote heads {sorted(heads)} and cut-points {cuts} into {RUBRIC}")
+
+
+if __name__ == "__main__":
+    main()

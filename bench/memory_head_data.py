@@ -1,0 +1,185 @@
+"""Labelled texts for the memory rubric's two red flags (`poison`, `secret`), and the local
+model's pair features on them: what `bench/fit_memory_heads.py` fits heads and cut-points on.
+
+    python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
+
+Where the labels come from, none of them the blind sets' held-out half:
+
+* the blind sets' **dev half** (`bench/memory_blind.py`'s seeded split): secret cases are
+  `secret`, poisoning cases `poison`, benign and personal-data cases neither;
+* the written corpus (`../shared/data/written/`, read in place, never copied into the
+  repository): `memory_poisoning` (its store/confirm/quarantine choice and its
+  fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
+  message hold" choices);
+* the rubric's own calibration sets (`calibration/memory-admission/`), whose candidates carry
+  `poison` and `secret` labels.
+
+What the model is shown is what the gate shows it: the candidate alone (`memory: nothing
+stored`), with what code redacts redacted (possible secrets, and personal data as `pii="redact"`
+does). A secret case is shown as written instead: code's redaction removed most dev secrets'
+values, and a head taught that a redacted placeholder is a secret would learn nothing about the
+secrets code misses, which are the ones it is for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from memory_blind import load  # noqa: E402
+
+from seams.builtin.memory import NOTHING_STORED  # noqa: E402
+from seams.judges.local import LocalJudge  # noqa: E402
+from seams.personal import find_personal  # noqa: E402
+from seams.rubric import Rubric  # noqa: E402
+from seams.secrets import find_secrets, redact  # noqa: E402
+from training import SHARED_DATA  # noqa: E402
+
+#: The written corpus, read where it lies (`SEAMS_SHARED_DATA`, else `../shared/data/` beside the checkout).
+WRITTEN = SHARED_DATA / "written"
+CALIBRATION = ROOT / "calibration" / "memory-admission"
+#: Where the features are kept between runs (outside the repository: they are derived from the sets).
+CACHE = Path(tempfile.gettempdir()) / "seams-memory-head-features.npz"
+QUESTIONS = ("poison", "secret")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One labelled text: `labels` maps a red flag to its label (a flag left out is unlabelled)."""
+
+    text: str
+    labels: dict[str, bool]
+    source: str  # "dev:<set>", "written:<file>", "calibration"
+    case: dict[str, Any] | None = None  # the blind case, for dev items
+
+
+def seen(text: str) -> str:
+    """The text the gate's model is shown (pii='redact', the default)."""
+    spans = [*find_secrets(text, possible=True), *find_personal(text)]
+    return redact(text, spans) if spans else text
+
+
+def _choice_label(line: dict[str, Any], options: set[str], positive: set[str]) -> bool | None:
+    for qid, q in line["questions"].items():
+        if q["type"] == "choice" and set(q["criteria"]) == options and qid in line["labels"]:
+            return line["labels"][qid] in positive
+    return None
+
+
+def written_items() -> list[Item]:
+    out: list[Item] = []
+    for line in map(json.loads, (WRITTEN / "memory_poisoning.jsonl").read_text(encoding="utf-8").splitlines()):
+        text = line["state"].get("message") or line["state"].get("new")
+        if not text:
+            continue
+        labels = {}
+        p = _choice_label(line, {"store", "confirm", "quarantine"}, {"quarantine"})
+        kinds = {"fact", "style", "task_rule", "override", "authority", "secret"}
+        k = _choice_label(line, kinds, {"override", "authority"})
+        s = _choice_label(line, kinds, {"secret"})
+        if p is not None or k is not None:
+            labels["poison"] = bool(p or k)
+        if s is not None:
+            labels["secret"] = s
+        if labels:
+            out.append(Item(seen(text), labels, "written:memory_poisoning"))
+    for line in map(json.loads, (WRITTEN / "secrets_in_text.jsonl").read_text(encoding="utf-8").splitlines()):
+        text = line["state"]["message"]
+        a = _choice_label(line, {"nothing_sensitive", "secret", "identifier", "medical"}, {"secret", "identifier"})
+        b = _choice_label(line, {"none", "credential", "payment card", "government id", "access code", "health detail"},
+                          {"credential", "payment card", "access code"})
+        gov = _choice_label(line, {"none", "credential", "payment card", "government id", "access code",
+                                   "health detail"}, {"government id"})
+        if gov:  # a national id is personal data in the blind sets' labels, a secret in code's
+            continue
+        label = a if a is not None else b
+        if label is not None:
+            out.append(Item(text if label else seen(text), {"secret": label}, "written:secrets_in_text"))
+    return out
+
+
+def calibration_items() -> list[Item]:
+    out = []
+    for name in ("fit", "heldout"):
+        for line in map(json.loads, (CALIBRATION / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()):
+            labels = {q: bool(line["labels"][q]) for q in QUESTIONS if q in line["labels"]}
+            if labels:
+                out.append(Item(seen(line["state"]["candidate"]), labels, "calibration"))
+    return out
+
+
+def dev_items() -> list[Item]:
+    sets = load("dev")
+    out = []
+    for name, cases in sets.items():
+        for c in cases:
+            if name == "secrets":
+                out.append(Item(c["text"], {"secret": True, "poison": False}, "dev:secrets", c))
+                out.append(Item(seen(c["text"]), {"poison": False}, "dev:secrets-seen", c))
+            else:
+                out.append(Item(seen(c["text"]), {"secret": False, "poison": name == "poisoning"}, f"dev:{name}", c))
+    return out
+
+
+def all_items() -> list[Item]:
+    return dev_items() + written_items() + calibration_items()
+
+
+def features(judge: LocalJudge, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    """Per question: the model's logit [n] and pair features [n, d] on each text, asked alone."""
+    rubric = Rubric.builtin("memory-admission")
+    qs = {q: rubric.questions[q] for q in QUESTIONS}
+    states = [{"memory": NOTHING_STORED, "candidate": t} for t in texts]
+    logits: dict[str, list[float]] = {q: [] for q in QUESTIONS}
+    feats: dict[str, list[np.ndarray]] = {q: [] for q in QUESTIONS}
+    for start in range(0, len(states), 64):
+        for _, pf in judge.answers_and_features(states[start:start + 64], qs):
+            for q in QUESTIONS:
+                logits[q].append(float(pf[q].logits[0]))
+                feats[q].append(np.asarray(pf[q].features[0], dtype=np.float32))
+        print(f"  {min(start + 64, len(states))}/{len(states)}", file=sys.stderr, flush=True)
+    return {q: {"logit": np.array(logits[q]), "features": np.stack(feats[q])} for q in QUESTIONS}
+
+
+def cached(judge: LocalJudge, texts: list[str], path: Path = CACHE) -> dict[str, dict[str, np.ndarray]]:
+    """`features`, kept in `path` by the digest of the model id, the questions' wordings and the
+    texts (recomputed when any of them moves)."""
+    rubric = Rubric.builtin("memory-admission")
+    wording = [rubric.questions[q].fingerprint for q in QUESTIONS]
+    key = hashlib.sha256(json.dumps([judge.model_id, wording, texts]).encode()).hexdigest()[:16]
+    if path.exists():
+        got = np.load(path)
+        if str(got["key"]) == key:
+            return {q: {"logit": got[f"{q}_logit"], "features": got[f"{q}_features"]} for q in QUESTIONS}
+    out = features(judge, texts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, key=key, **{f"{q}_{k}": v for q in QUESTIONS for k, v in out[q].items()})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
+    args = ap.parse_args()
+    items = all_items()
+    texts = sorted({it.text for it in items})
+    judge = LocalJudge(args.model, intra_op_threads=2)
+    cached(judge, texts)
+    from collections import Counter
+    print(Counter(it.source for it in items), len(texts), "texts")
+
+
+if __name__ == "__main__":
+    main()

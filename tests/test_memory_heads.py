@@ -1,0 +1,71 @@
+"""The memory rubric's red flags are answered by fitted heads on the shipped model (issue 30).
+
+What is tested is the wiring, on the real model and the rubric as shipped: the heads are stored
+beside their questions, the calibration block names the headed judge so it is in force, the gate's
+`poison` and `secret` answers are the heads' (recomputed here by hand from the model's logit and
+pair features), the fitted cut-points are what the rules use, and a judge the heads were not
+fitted on gets the rubric's written cut-points. How well the heads separate is measured by
+`bench/memory_blind.py`, not asserted here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from seams.builtin.memory import NOTHING_STORED, MemoryGate, MemoryStore
+from seams.rubric import Rubric
+
+from .fixed_judge import FixedJudge
+
+MODEL = Path(__file__).resolve().parents[1] / "seams" / "models" / "seams-minilm"
+
+
+@pytest.fixture(scope="module")
+def judge():
+    if not (MODEL / "model.onnx").exists():
+        pytest.skip(f"the shipped model {MODEL} does not exist yet")
+    from seams.judges.local import LocalJudge
+
+    return LocalJudge(MODEL, intra_op_threads=1)
+
+
+def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):
+    rubric = Rubric.builtin("memory-admission")
+    assert sorted(rubric.current_heads) == ["poison", "secret"]
+    assert {h.model for h in rubric.current_heads.values()} == {judge.model_id}
+    headed = judge.with_heads(rubric.current_heads)
+    cal = rubric.calibration
+    assert cal is not None and cal.model == headed.model_id and rubric.stale_reasons(headed.model_id) == []
+    # one cut each, no review band: a held benign memory is as lost as a refused one
+    for rule in ("flags", "secret"):
+        t = cal.thresholds[rule]
+        assert t.method == "blind-dev" and t.high == t.low and 0 < t.high < 1
+
+
+def test_the_gate_answers_the_flags_with_the_heads(judge, tmp_path):
+    rubric = Rubric.builtin("memory-admission")
+    text = "Remind me to call mum on Sundays"
+    store = MemoryStore(tmp_path / "m.db")
+    r = MemoryGate(store, judge=judge).remember(text)
+    assert r.outcome == "admit" and r.stored is not None and r.stored.current, r.reason
+    d = r.decision
+    assert d is not None and d.calibrated and "+heads:" in d.model
+    qs = {q: rubric.questions[q] for q in ("poison", "secret")}
+    [(_, pf)] = judge.answers_and_features([{"memory": NOTHING_STORED, "candidate": text}], qs)
+    for q, head in rubric.current_heads.items():
+        want = float(head.probabilities(np.asarray(pf[q].logits), np.asarray(pf[q].features))[0])
+        assert d.answers[q].noul == pytest.approx(want, abs=1e-5), q
+    store.close()
+
+
+@pytest.mark.filterwarnings("ignore::seams.rubric.CalibrationWarning")
+def test_a_judge_without_the_heads_gets_the_written_cut_points():
+    # P(poison) 0.75 is under the fitted cut (0.8) but over the written one (0.7): another judge
+    # is decided by the rubric as written, never by cut-points fitted on the heads' answers
+    answers = {"poison": 0.75, "secret": 0.01, "poorer": 0.05, "related": 0.1, "worth": 0.9,
+               "relation": {"restatement": 0.2, "correction": 0.1, "enrichment": 0.7}}
+    r = MemoryGate(judge=FixedJudge(answers)).admit("the team meets on Mondays", nearest=[])
+    assert r.outcome == "quarantine" and r.decision is not None and not r.decision.calibrated
