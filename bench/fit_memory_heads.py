@@ -19,7 +19,12 @@ flag is for, and the flag alone is what decides them.
 With `--write`, heads fitted on every labelled text and the chosen cut-points are written into
 the rubric's calibration block (`rubrics/memory-admission.yaml`): the heads beside their questions,
 the cut-points as the `flags` and `secret` rules' thresholds (method `blind-dev`), and the block's
-model id made the headed judge's, which is the model its answers come from.
+model id made the headed judge's, which is the model its answers come from. Then the headed
+rubric answers `calibration/memory-admission/fit.jsonl`, and what it does on the block's stored
+held-out split (the questions' metrics with bootstrap intervals, the rules' error rates with
+exact ones) is stored as the baseline `seams check` compares with. The heads were fitted on those
+items too, so that baseline is for drift (a new model, a changed head), not a quality figure;
+each rule's `params.check_baseline` says so.
 """
 
 from __future__ import annotations
@@ -39,7 +44,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 from memory_blind import leaked  # noqa: E402
 from memory_head_data import QUESTIONS, Item, all_items, cached, seen  # noqa: E402
 
+from seams.calibration.dataset import load  # noqa: E402
+from seams.calibration.extract import question_data, rule_data, rules_and_gates, split_ids  # noqa: E402
+from seams.calibration.fit import noul_threshold  # noqa: E402
 from seams.calibration.head_fitting import HeadFitter  # noqa: E402
+from seams.calibration.metrics import zone_metrics  # noqa: E402
+from seams.calibration.run import run_set  # noqa: E402
 from seams.calibration.writeback import write_calibration  # noqa: E402
 from seams.instructions import find_instructions  # noqa: E402
 from seams.judges.head import Head, heads_digest  # noqa: E402
@@ -48,10 +58,20 @@ from seams.rubric import (
     Rubric,  # noqa: E402
     question_fingerprint,  # noqa: E402
 )
-from seams.rubric.calibration import QuestionCalibration, RuleThresholds  # noqa: E402
+from seams.rubric.calibration import (  # noqa: E402
+    HeldOut,
+    QuestionCalibration,
+    QuestionMeasured,
+    QuestionMetrics,
+    RuleMeasured,
+    RuleThresholds,
+    ZoneMetrics,
+)
 from seams.secrets import find_secrets  # noqa: E402
 
 RUBRIC = ROOT / "rubrics" / "memory-admission.yaml"
+#: The set `seams calibrate` fitted the block on (scripts/calibration/calibrate_seams.sh).
+CALIBRATION_SET = ROOT / "calibration" / "memory-admission" / "fit.jsonl"
 #: The rule each flag's cut-point is written to.
 RULES = {"poison": "flags", "secret": "secret"}
 #: The share of benign memories each flag alone may refuse on the dev half (out of fold): the
@@ -158,6 +178,7 @@ def main() -> None:
         params = {q: {"fitted_on": dict(Counter(it.source for it in items if q in it.labels)),
                       "folds": args.folds, "out_of_fold": chosen[q]} for q in QUESTIONS}
         write(heads, cuts, params)
+        store_check_baseline(list(heads))
 
 
 def choose_cut(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]], q: str, budget: float
@@ -224,6 +245,37 @@ def write(heads: dict[str, Head], cuts: dict[str, float], params: dict[str, dict
         "model": f"{base}+heads:{heads_digest(heads)}", "questions": questions, "thresholds": thresholds,
         "metrics": block.metrics.model_copy(update={"answers": answers or None})}))
     print(f"wrote heads {sorted(heads)} and cut-points {cuts} into {RUBRIC}")
+
+
+def store_check_baseline(headed: list[str], n_boot: int = 300) -> None:
+    """The headed questions' and their rules' metrics on the block's held-out split, stored for
+    `seams check` (without them it fails: "the calibration stores no held-out metrics")."""
+    rubric = Rubric.load(RUBRIC)
+    block = rubric.calibration
+    assert block is not None and block.metrics.split is not None
+    dataset = load(CALIBRATION_SET, rubric.questions)
+    run = run_set(dataset, LocalJudge(), concurrency=8, rubric=rubric)
+    answered = [it.id for it in dataset.items if it.id in run.answers]
+    _, keep = split_ids(answered, block.metrics.split.share, block.metrics.split.seed)
+    questions = dict(block.questions)
+    for q in headed:
+        threshold = noul_threshold(rubric.policy.rules, q, block.threshold_overrides())
+        m = QuestionMetrics.of(question_data(dataset, run, q).take(keep).metrics(
+            block.transform, threshold=threshold, n_boot=n_boot))
+        questions[q] = questions[q].model_copy(update={"metrics": QuestionMeasured(heldout=HeldOut(before=m, after=m))})
+    thresholds = dict(block.thresholds)
+    by_id = {rule.id: (unit, rule) for unit, rule, is_gate in rules_and_gates(rubric.policy.rules) if not is_gate}
+    for q in headed:
+        rid = RULES[q]
+        rt = thresholds[rid]
+        _, p, y = rule_data(by_id[rid][1], rubric.questions, dataset, run, block.transform, keep)
+        thresholds[rid] = rt.model_copy(update={
+            "metrics": RuleMeasured(heldout=ZoneMetrics.of(zone_metrics(p, y, rt.high, rt.low))),
+            "params": {**rt.params, "check_baseline": f"{CALIBRATION_SET.relative_to(ROOT)}'s stored held-out split "
+                       f"({len(keep)} items), which the heads were fitted on too: a drift baseline for `seams check`, "
+                       "not a quality figure"}})
+    write_calibration(RUBRIC, block.model_copy(update={"questions": questions, "thresholds": thresholds}))
+    print(f"stored the check baseline of {headed} and rules {[RULES[q] for q in headed]} ({len(keep)} items)")
 
 
 if __name__ == "__main__":
