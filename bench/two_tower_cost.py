@@ -40,42 +40,54 @@ from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.hypotheses import noul_hypothesis  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
 from seams.questions import Noul  # noqa: E402
-from training.two_tower import DEFAULT_CACHE, FEATURES, Head, Row, features  # noqa: E402
+from training.two_tower import (  # noqa: E402
+    DEFAULT_CACHE,
+    FEATURES,
+    REFERENCE,
+    Head,
+    Row,
+    Variant,
+    features,
+    load_heads,
+    segments,
+)
 
 
-def load_head(path: Path, dim: int) -> tuple[Head, str]:
+def load_head(path: Path, dim: int) -> tuple[Head, Variant, str]:
     """The fitted Noul head from `two-tower run`, or a random one of the largest shape tried."""
     if path.exists():
-        p = json.loads(path.read_text())["noul"]
-        variant = p["variant"]
-        hidden = int(variant.split("/h")[1].split("/")[0])
-        head = Head(hidden=hidden)
-        head.p = {k: np.asarray(p[k]) for k in ("w0", "c", "W", "b", "w") if k in p}
-        head.mu, head.sd = np.asarray(p["mu"]), np.asarray(p["sd"])
-        return head, variant.split("/")[0] + f" (fitted: {variant})"
+        head, v = load_heads(path)["noul"]
+        return head, v, f"fitted {v.name()}"
     rng = np.random.default_rng(0)
-    spec = "sbert2"
-    d = features(Row("noul", "", "", True, np.ones(dim), np.ones((1, dim)), np.ones((1, dim))), FEATURES[spec]).shape[1]
-    head = Head(hidden=32)
+    v = Variant(feats="sbert2", hidden=32)
+    REFERENCE["u"], REFERENCE["h"] = _unit(rng.normal(size=(512, dim))), _unit(rng.normal(size=(512, dim)))
+    d = features(Row("noul", "", "", True, np.ones(dim), np.ones((1, dim)), np.ones((1, dim))),
+                 FEATURES[v.feats]).shape[1]
+    head = v.head()
     head.p = {"w0": rng.normal(size=d), "c": np.zeros(1), "W": rng.normal(size=(d, 32)), "b": np.zeros(32),
               "w": rng.normal(size=32)}
     head.mu, head.sd = np.zeros(d), np.ones(d)
-    return head, f"{spec} (random weights, hidden 32)"
+    return head, v, f"random weights {v.name()}"
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=2.0)
-    ap.add_argument("--heads", type=Path, default=DEFAULT_CACHE / "heads.json")
+    ap.add_argument("--heads", type=Path, default=DEFAULT_CACHE / "heads.npz")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     print(machine().line(), flush=True)  # every figure names its machine
     judge = LocalJudge(None, intra_op_threads=args.threads)
     enc = judge.encoder
     assert enc is not None, "the shipped config has an encoder"
-    head, head_name = load_head(args.heads, enc.dim)
-    spec = FEATURES[head_name.split(" ")[0]]
+    head, variant, head_name = load_head(args.heads, enc.dim)
+    spec = FEATURES[variant.feats]
+    late = "seg" in spec  # late interaction: the state's segments embedded too (once per state)
     questions = [QUESTION, *(Noul(instructions=t) for t in EXTRA_QUESTIONS)]
     hyps = [noul_hypothesis(q) for q in questions]
     enc.embed(hyps)  # the questions' embeddings: once per rubric, cached
@@ -83,10 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     fresh = count()
 
     def two_tower(k: int) -> list[float]:
-        u = enc.embed([f"Ticket {next(fresh)}. " + base])[0]  # one encoder run per state
+        state = f"Ticket {next(fresh)}. " + base
+        u = enc.embed([state])[0]  # one encoder run per state
+        seg = enc.embed(segments(state)) if late else None  # and one per segment, once per state
         out = []
         for h in enc.embed(hyps[:k]):  # cache hits
-            x = features(Row("noul", "", "", True, u, h[None], h[None]), spec)
+            x = features(Row("noul", "", "", True, u, h[None], h[None], seg=seg), spec)
             out.append(float(1 / (1 + np.exp(-head.predict(x)[0]))))
         return out
 
@@ -102,9 +116,12 @@ def main(argv: list[str] | None = None) -> int:
                      "per_question_ms": slope, "kth_vs_first": slope / meds[0]["ms"]}
     # the head alone, state and question vectors in hand (what the k-th question adds)
     u, h = enc.embed([base])[0], enc.embed(hyps[:1])[0]
-    head_ms = timed({"head": lambda: head.predict(features(Row("noul", "", "", True, u, h[None], h[None]), spec))},
+    seg = enc.embed(segments(base)) if late else None
+    head_ms = timed({"head": lambda: head.predict(features(Row("noul", "", "", True, u, h[None], h[None], seg=seg),
+                                                           spec))},
                     args.seconds, min_runs=50)["head"]
-    print(f"two-tower cost · head {head_name} · {judge.model_id} · threads {args.threads} · "
+    print(f"two-tower cost · head {head_name} · state segments {len(segments(base)) if late else 0} · "
+          f"{judge.model_id} · threads {args.threads} · "
           f"load average {os.getloadavg()[0]:.2f}")
     print("| design | k=1 | k=2 | k=4 | k=8 | per question (slope k=1..8) | k-th / first |")
     print("|---|---|---|---|---|---|---|")
@@ -112,7 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         p = r["p50_ms"]
         print(f"| {name} | {p[1]:.2f} | {p[2]:.2f} | {p[4]:.2f} | {p[8]:.2f} | {r['per_question_ms']:.3f} | "
               f"×{r['kth_vs_first']:.3f} |")
-    print(f"head alone (features + predict, vectors in hand): p50 {statistics.median(head_ms):.3f} ms")
+    first = res["two-tower"]["first_ms"]
+    print(f"head alone (features + predict, vectors in hand): p50 {statistics.median(head_ms):.3f} ms, "
+          f"×{statistics.median(head_ms) / first:.4f} of the first two-tower question ({first:.1f} ms: the state's "
+          "encoder runs); the slope above is that figure buried in the encoder's noise")
     print(f"the k-th two-tower question against the cross-encoder's: "
           f"×{res['two-tower']['per_question_ms'] / res['cross-encoder']['per_question_ms']:.4f}")
     if args.json:

@@ -31,6 +31,7 @@ import argparse
 import hashlib
 import json
 import random
+import re
 import sys
 import time
 from collections import defaultdict
@@ -105,6 +106,25 @@ class EmbeddingCache:
         return np.stack([self.vecs[_sha(t)] for t in texts])
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def segments(text: str, max_segments: int = 12) -> list[str]:
+    """The state's parts for late interaction over segments: each top-level field of an object
+    state (a line that is not indented, with the indented lines under it), and within a long one
+    (over 200 characters) its sentences. A one-part state gives itself."""
+    parts: list[str] = []
+    for line in text.split("\n"):
+        if parts and line[:1] in (" ", "\t", "-"):
+            parts[-1] += "\n" + line
+        elif line.strip():
+            parts.append(line)
+    out: list[str] = []
+    for part in parts:
+        out += [x for x in _SENTENCE.split(part) if x.strip()] if len(part) > 200 else [part]
+    return out[:max_segments] or [text]
+
+
 def texts_of(it: Any) -> tuple[str, list[str], list[str]]:
     """An item's state text (its `focus`, as the judge reads it), hypotheses and option texts."""
     from seams.judges.local.hypotheses import focus, hypotheses, option_texts, state_text
@@ -136,6 +156,16 @@ class XencCache:
                 if line.strip():
                     r = json.loads(line)
                     self.rows[r["k"]] = r
+
+    def raw(self, kind: str, logits: np.ndarray, cos: np.ndarray) -> np.ndarray:
+        """The cross-encoder's own logits from `PairFeatures.logits`, which are read after the
+        config's blend (`LocalJudge._grid`: a·logit + b·cos + c for a blended type): the blend is
+        undone with the same encoder's cosines of the same option texts."""
+        blend = self.judge.config.blend
+        w = None if blend is None else getattr(blend, kind)
+        if w is None or (w.logit == 1.0 and w.cosine == 0.0 and w.bias == 0.0):
+            return logits
+        return (logits - w.bias - w.cosine * cos) / w.logit
 
     def fill(self, its: Sequence[Any], progress: int = 200) -> None:
         """Each state's questions in one `answers_and_features` call, as a rubric asks them."""
@@ -180,6 +210,7 @@ class Row:
     o: np.ndarray  # [n, d] options' own texts (a Noul: its hypothesis)
     cos: np.ndarray = field(init=False)  # [n] cosine of the option's own text with the state
     item: Any = None  # the `written.Item`
+    seg: np.ndarray | None = None  # [m, d] the state's segments (`segments`), for late interaction
     logit: np.ndarray | None = None  # [n] the cross-encoder's raw logits
     shipped: np.ndarray | None = None  # [n] the shipped judge's answer
 
@@ -194,11 +225,12 @@ def rows_of(its: Sequence[Any], emb: EmbeddingCache, xenc: XencCache | None = No
         q = it.question
         y = bool(it.label) if it.kind == "noul" else (
             list(q.criteria).index(it.label) if it.kind == "choice" else int(it.label))
-        r = Row(it.kind, it.file, it.line_id, y, emb.get([text])[0], emb.get(hyps), emb.get(opts), item=it)
+        r = Row(it.kind, it.file, it.line_id, y, emb.get([text])[0], emb.get(hyps), emb.get(opts), item=it,
+                seg=emb.get(segments(text)))
         if xenc is not None:
             got = xenc.rows.get(item_key(xenc.model_id, it))
             if got is not None:
-                r.logit, r.shipped = np.asarray(got["logits"]), np.asarray(got["shipped"])
+                r.logit, r.shipped = xenc.raw(it.kind, np.asarray(got["logits"]), r.cos), np.asarray(got["shipped"])
         out.append(r)
     return out
 
@@ -215,6 +247,7 @@ FEATURES = {
     "sbert2": ("uh", "adh", "uo", "ado", "cos_o", "cos_h"),
     "ctr": ("cos_o", "cos_h", "ctr"),
     "prodctr": ("uh", "cos_o", "cos_h", "ctr"),
+    "seg": ("cos_o", "cos_h", "ctr", "seg"),
 }
 
 #: Reference vectors (`set_reference`): training states and hypotheses, for the centred cosines.
@@ -259,6 +292,10 @@ def features(r: Row, spec: Sequence[str]) -> np.ndarray:
             by_q = (REFERENCE["u"] @ r.h.T).mean(0)  # [n] each option's mean cosine with states
             by_s = float((REFERENCE["h"] @ r.u).mean())  # the state's mean cosine with questions
             parts.append(np.stack([cos_h - by_q, cos_h - by_s, cos_h - by_q - by_s], 1))
+        elif name == "seg":  # late interaction over the state's segments: the nearest part, and the mean
+            seg = r.seg if r.seg is not None else r.u[None]
+            sh, so = seg @ r.h.T, seg @ r.o.T  # [m, n]
+            parts.append(np.stack([sh.max(0), sh.mean(0), sh.max(0) - cos_h, so.max(0), so.mean(0)], 1))
         elif name == "cos_h":
             parts.append(np.stack([cos_h, cos_h - cos_h.mean()], 1) if r.kind != "noul"
                          else np.stack([cos_h, np.zeros(n)], 1))
@@ -438,19 +475,25 @@ def blend_fit(rows: Sequence[Row], kind: str, cols: Sequence[np.ndarray | None] 
 
     part = [(sig(r, i), r.y) for i, r in enumerate(rows) if r.kind == kind]
     m = len(signals)
+    x = np.concatenate([p for p, _ in part])
+    starts = np.r_[0, np.cumsum([len(p) for p, _ in part])[:-1]]
+    gold = starts + (0 if kind == "noul" else np.asarray([y for _, y in part], dtype=int))
+    yes = np.asarray([bool(y) for _, y in part]) if kind == "noul" else None
 
     def loss(w: np.ndarray) -> float:
-        total = 0.0
-        for x, y in part:
-            z = x @ w[:m] + w[m]
-            if kind == "noul":
-                total += float(np.logaddexp(0, -z[0]) if y else np.logaddexp(0, z[0]))
-            else:
-                total += float(np.logaddexp.reduce(z) - z[y])
-        return total / len(part) + 1e-4 * float(w[:m] @ w[:m])
+        z = x @ w[:m] + w[m]
+        if yes is not None:
+            total = np.where(yes, np.logaddexp(0, -z), np.logaddexp(0, z)).sum()
+        else:  # log-sum-exp over each question's options, less the gold option's score
+            top = np.maximum.reduceat(z, starts)
+            seg = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(z)]))
+            total = (np.log(np.add.reduceat(np.exp(z - top[seg]), starts)) + top - z[gold]).sum()
+        return float(total) / len(part) + 1e-4 * float(w[:m] @ w[:m])
 
+    # L-BFGS from (1, 0, ..., 0): Nelder-Mead's first simplex steps a zero weight by 0.00025 only,
+    # and on one fold it stopped there (cosine weight 0.0007) where the others found 1.4-1.7
     w0 = np.r_[np.ones(1), np.zeros(m)]
-    return np.asarray(minimize(loss, w0, method="Nelder-Mead", options={"maxiter": 4000, "xatol": 1e-4}).x)
+    return np.asarray(minimize(loss, w0, method="L-BFGS-B").x)
 
 
 def blend_scores(rows: Sequence[Row], w: np.ndarray, signals: Sequence[str],
@@ -495,7 +538,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     for its in all_items(args.data).values():
         for it in its:
             s, hs, os_ = texts_of(it)
-            texts += [s, *hs, *os_]
+            texts += [s, *hs, *os_, *segments(s)]
     log(f"{len(set(texts))} texts, {len(emb)} cached ({emb.model_id})")
     emb.fill(texts)
     log(f"done: {len(emb)} cached")
@@ -557,8 +600,8 @@ def cmd(args: argparse.Namespace) -> int:
 def _grid(kind: str, quick: bool) -> list[list[Variant]]:
     """Stages of the search: the feature set (linear heads), then capacity and L2 on the best
     set, then (Choices, Scores) the loss. Each stage keeps the best of the previous one."""
-    feats = ["cos", "ctr", "prod", "prodctr", "sbert"] if quick else [
-        "cos", "ctr", "prod", "prodctr", "prod2", "sbert", "sbert2"]
+    feats = ["cos", "ctr", "seg", "prod", "prodctr", "sbert"] if quick else [
+        "cos", "ctr", "seg", "prod", "prodctr", "prod2", "sbert", "sbert2"]
     stages: list[list[Variant]] = [[Variant(feats=f) for f in feats]]
     stages.append([Variant(hidden=h, l2=l2) for h, l2 in ((0, 1.0), (0, 1e-3), (32, 1e-2), (32, 1.0))])
     if kind != "noul":
@@ -699,8 +742,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     out["floor_cv_on_training_files"] = fl
     # the same floor fitted on the held-out groups instead (as the shipped blend is, training/blend.py):
     # the training logits are partly memorised, so training items may over-trust them
-    blends["floor_fit_on_groups"] = {"noul": blend_fit([r for r in rows["groups"] if r.logit is not None],
-                                                       "noul").tolist()}
+    fit_groups = [r for r in rows["groups"] if r.logit is not None]
+    blends["floor_fit_on_groups"] = {"noul": blend_fit(fit_groups, "noul").tolist() if fit_groups else [1.0, 0.0, 0.0]}
     out["blends"] = blends
     log(f"blends: {json.dumps(blends)}")
 
@@ -708,9 +751,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     sys.path[:0] = [str(REPO / "bench"), str(REPO)]
     from heldout import BM25System
 
-    rng = random.Random(7)  # bench/heldout.py's sample, drawn in its order of splits
+    rng = random.Random(7)  # bench/heldout.py's sample (--limit 500), drawn in its order of splits
+    samples = {s: set(map(id, rng.sample(its[s], 500) if len(its[s]) > 500 else its[s])) for s in SPLITS}
     for split in SPLITS:
         rs = [r for r in rows[split] if r.logit is not None]
+        if not rs:
+            log(f"{split}: no cross-encoder logits yet (two-tower xenc); left out")
+            continue
         if len(rs) < len(rows[split]):
             log(f"{split}: {len(rows[split]) - len(rs)} rows without cross-encoder logits left out")
         hs = [heads[r.kind].predict(features(r, FEATURES[chosen[r.kind].feats])) for r in rs]
@@ -730,8 +777,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                              for r in rs]
         table[split] = {n: evaluate(rs, sc) for n, sc in systems.items()}
         # bench/heldout.py's own sample (seed 7, 500 a split), to set beside its published tables
-        sample = set(map(id, rng.sample(its[split], 500))) if len(its[split]) > 500 else set(map(id, its[split]))
-        keep = [k for k, r in enumerate(rs) if id(r.item) in sample]
+        keep = [k for k, r in enumerate(rs) if id(r.item) in samples[split]]
         table[split + "@500"] = {n: evaluate([rs[k] for k in keep], [sc[k] for k in keep])
                                  for n, sc in systems.items()}
         for n, m in table[split].items():
@@ -745,10 +791,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=2, default=float) + "\n")
-    (args.cache / "heads.json").write_text(json.dumps(
-        {k: {"variant": chosen[k].name(), **{n: a.tolist() for n, a in h.p.items()},
-             "mu": h.mu.tolist(), "sd": h.sd.tolist()} for k, h in heads.items()}))
+    save_heads(args.cache / "heads.npz", heads, chosen)
     return 0
+
+
+def save_heads(path: Path, heads: dict[str, Head], chosen: dict[str, Variant]) -> None:
+    """The fitted heads, their variants and the reference sets, for bench/two_tower_cost.py."""
+    arrays = {f"{k}.{n}": a for k, h in heads.items() for n, a in {**h.p, "mu": h.mu, "sd": h.sd}.items()}
+    np.savez(path, variants=np.array(json.dumps({k: asdict(v) for k, v in chosen.items()})),
+             ref_u=REFERENCE["u"], ref_h=REFERENCE["h"], **arrays)
+
+
+def load_heads(path: Path) -> dict[str, tuple[Head, Variant]]:
+    """`save_heads`'s heads (and the reference sets, into `REFERENCE`)."""
+    with np.load(path) as z:
+        variants = {k: Variant(**v) for k, v in json.loads(str(z["variants"])).items()}
+        REFERENCE["u"], REFERENCE["h"] = z["ref_u"], z["ref_h"]
+        out = {}
+        for k, v in variants.items():
+            h = v.head()
+            h.p = {n.split(".", 1)[1]: z[n] for n in z.files if n.startswith(k + ".") and n.split(".", 1)[1] not in ("mu", "sd")}
+            h.mu, h.sd = z[f"{k}.mu"], z[f"{k}.sd"]
+            out[k] = (h, v)
+    return out
 
 
 COLS = (("noul_auroc", "Noul AUROC"), ("choice_top1", "Choice top-1"), ("score_exact", "Score exact"),
@@ -759,10 +824,10 @@ def markdown(table: dict[str, dict[str, Any]]) -> str:
     """Rows: systems; columns: split × measure (the full splits, then bench/heldout.py's sample)."""
     lines = []
     for suffix, title in (("", "full held-out splits"), ("@500", "bench/heldout.py's sample (seed 7, 500 a split)")):
-        splits = [s + suffix for s in SPLITS]
+        splits = [s + suffix for s in SPLITS if s + suffix in table]
         names = list(table[splits[0]])
-        lines += [f"**{title}**", "", "| system | " + " | ".join(f"{s} {c}" for s in SPLITS for _, c in COLS) + " |",
-                  "|---|" + "---|" * (len(SPLITS) * len(COLS))]
+        lines += [f"**{title}**", "", "| system | " + " | ".join(
+            f"{s.split('@')[0]} {c}" for s in splits for _, c in COLS) + " |", "|---|" + "---|" * (len(splits) * len(COLS))]
         for n in names:
             cells = []
             for s in splits:
