@@ -1,28 +1,33 @@
 """Issue 28, points 1 and 2 as an experiment: read the state once, answer each question from it.
 
-    python -m training two-tower embed [--cache DIR]          # every state / hypothesis / option text
-    python -m training two-tower xenc  [--cache DIR] [--train-sample 3000]   # the cross-encoder's logits
-    python -m training two-tower run   [--cache DIR] [--json bench/results/two_tower.json]
+    python -m training two-tower embed            # every state / part / hypothesis / option text, embedded
+    python -m training two-tower xenc [--train-sample 3000]   # the shipped judge's logits and answers
+    python -m training two-tower search --quick   # the head's variant per type, by whole-file folds
+    python -m training two-tower run --quick [--json bench/results/two_tower.json]
+
+(all take `--cache DIR`, default ../train_runs/two_tower, and `--threads`, default 1.) Results and
+what they mean: docs/notes/two_tower.md.
 
 Every text of the written corpus (`training/written.py`: each item's state as the judge reads it,
-its hypotheses and its options' own texts) is embedded once by the *shipped* `encoder.onnx`
-through the runtime's own `SentenceEncoder` (int8, batch 1, the judge's tokenizer), and cached on
-disk by text hash under a directory named for the encoder file's hash, so a stopped run resumes
-where it stopped. A small **interaction head** is then fitted on the frozen embeddings of the
-training split only (`Head`: features of the state vector u against each hypothesis vector h
-and option vector o, e.g. [u⊙h, |u−h|, cos] → linear or one-hidden-layer MLP, numpy, Adam);
-Nouls as a binary logistic loss, Choices and Scores listwise (a softmax over the options' scores)
-or as per-option binaries. Its variant is chosen by whole-file cross-validation on the training
-files (`domain_folds`), never on a held-out split.
+the state's parts (`segments`), its hypotheses and its options' own texts) is embedded once by the
+*shipped* `encoder.onnx` through the runtime's own `SentenceEncoder` (int8, batch 1, the judge's
+tokenizer) and cached on disk by text hash under a directory named for the encoder file's hash,
+so a stopped run resumes where it stopped. A small **interaction head** (`Head`: linear or one
+hidden layer, numpy, Adam) is fitted on those frozen embeddings, on the training split only, over
+feature blocks of the state u against each hypothesis h and option text o (`FEATURES`: cosines,
+centred cosines, late interaction over the state's parts, u⊙h, |u−h|); Nouls with a logistic
+loss, Choices and Scores listwise (a softmax over the options) or per option. The variant is
+chosen per type by whole-file folds of the training files (`domain_folds`), never on a held-out
+split.
 
-`run` then reports, on the held-out splits (domains, groups, wordings) and per type, Noul AUROC,
-Choice top-1 and Score exact / within-one (`training.blend.measure`, `bench/heldout.py`'s
-metrics) for: the head; the shipped encoder's cosine alone (`bench/heldout.py`'s cosine
-baseline, on the shipped int8 encoder); the shipped LocalJudge (its cross-encoder and blend,
-every option read); a blend of head + cross-encoder logit + cosine fitted on training items; and
-the floor (point 1): a Noul blend of logit and cosine fitted on training items, its fit checked
-by leaving whole training files out. The cross-encoder's logits are cached too (`xenc`; keyed by
-model id, state and question), as they are the slow part: one ONNX run per hypothesis.
+`run` reports, on the held-out splits (domains, groups, wordings; `bench/heldout.py`'s `metrics`,
+on the full splits and on that bench's own 500-item sample) per type, for: the head; the shipped
+encoder's cosine (`bench/heldout.py`'s baseline, on the shipped int8 encoder); BM25; the shipped
+LocalJudge (every option read) and its raw logit; blends of head + logit + cosine fitted on
+training items (the head's out-of-fold scores) or on the held-out groups; and the floor (point
+1): a Noul blend of logit and cosine fitted by whole training-file folds. The cross-encoder's
+outputs are cached too (`xenc`, per item and model id): one ONNX run per hypothesis is the slow
+part. Paired bootstrap intervals (whole states resampled) say whether a design is above cosine.
 """
 
 from __future__ import annotations
@@ -744,12 +749,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     # the training logits are partly memorised, so training items may over-trust them
     fit_groups = [r for r in rows["groups"] if r.logit is not None]
     blends["floor_fit_on_groups"] = {"noul": blend_fit(fit_groups, "noul").tolist() if fit_groups else [1.0, 0.0, 0.0]}
+    # and head + logit + cosine fitted there too: items neither the head nor the cross-encoder trained on
+    if fit_groups:
+        g_head = [heads[r.kind].predict(features(r, FEATURES[chosen[r.kind].feats])) for r in fit_groups]
+        blends["head+logit+cos_fit_on_groups"] = {
+            k: blend_fit(fit_groups, k, g_head, ("head", "logit", "cos")).tolist() for k in ("noul", "choice", "score")}
     out["blends"] = blends
     log(f"blends: {json.dumps(blends)}")
 
     table: dict[str, dict[str, Any]] = {}
     sys.path[:0] = [str(REPO / "bench"), str(REPO)]
-    from heldout import BM25System
+    from heldout import BM25System, majority_score
 
     rng = random.Random(7)  # bench/heldout.py's sample (--limit 500), drawn in its order of splits
     samples = {s: set(map(id, rng.sample(its[s], 500) if len(its[s]) > 500 else its[s])) for s in SPLITS}
@@ -768,14 +778,24 @@ def cmd_run(args: argparse.Namespace) -> int:
             "shipped": [np.asarray(r.shipped) for r in rs],
             "xenc_logit": [np.asarray(r.logit) for r in rs],
         }
-        w = blends["head+logit+cos"]
-        systems["head+logit+cos"] = [
-            np.asarray(w[r.kind][0] * h + w[r.kind][1] * r.logit + w[r.kind][2] * r.cos) for r, h in zip(rs, hs, strict=True)]
+        for name in ("head+logit+cos", "head+logit+cos_fit_on_groups"):
+            if name in blends:
+                w = blends[name]
+                systems[name] = [np.asarray(w[r.kind][0] * h + w[r.kind][1] * r.logit + w[r.kind][2] * r.cos)
+                                 for r, h in zip(rs, hs, strict=True)]
         for name in ("floor", "floor_fit_on_groups"):
             fw = blends[name]["noul"]
             systems[name] = [np.asarray(fw[0] * r.logit + fw[1] * r.cos) if r.kind == "noul" else np.asarray(r.shipped)
                              for r in rs]
         table[split] = {n: evaluate(rs, sc) for n, sc in systems.items()}
+        if split == "domains":  # each held-out domain (file) on its own
+            table["domains/files"] = {f: {n: evaluate([r for r in rs if r.file == f],
+                                                      [x for r, x in zip(rs, sc, strict=True) if r.file == f])
+                                          for n, sc in systems.items()} for f in sorted({r.file for r in rs})}
+        if split != "groups":  # the groups are in-sample for the groups-fitted blends
+            out.setdefault("ci_vs_cosine", {})[split] = {
+                n: paired_ci(rs, systems[n], systems["cosine"]) for n in
+                ("head", "shipped", "floor", "head+logit+cos", "head+logit+cos_fit_on_groups") if n in systems}
         # bench/heldout.py's own sample (seed 7, 500 a split), to set beside its published tables
         keep = [k for k, r in enumerate(rs) if id(r.item) in samples[split]]
         table[split + "@500"] = {n: evaluate([rs[k] for k in keep], [sc[k] for k in keep])
@@ -784,6 +804,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             log(f"{split} | {n} | " + ", ".join(f"{k} {x:.3f}" for k, x in m.items()
                                                  if isinstance(x, float) and not k.endswith("_chance")))
     out["table"] = table
+    out["most_common_level"] = {s: majority_score(its[s]) for s in SPLITS}  # always answering it (Scores)
     out["seconds"] = round(time.time() - t_start, 1)
     md = markdown(table)
     out["markdown"] = md
@@ -793,6 +814,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(out, indent=2, default=float) + "\n")
     save_heads(args.cache / "heads.npz", heads, chosen)
     return 0
+
+
+def paired_ci(rows: Sequence[Row], a: Sequence[np.ndarray], b: Sequence[np.ndarray], n: int = 400,
+              seed: int = 0) -> dict[str, list[float]]:
+    """95 % intervals of (a − b) on each type's main measure, resampling whole states (an item's
+    `line_id`) with replacement: is a design above cosine, or within the noise?"""
+    by_state: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        by_state[r.line_id].append(i)
+    states = list(by_state)
+    rng = np.random.default_rng(seed)
+    got: dict[str, list[float]] = defaultdict(list)
+    for _ in range(n):
+        idx = [i for s in rng.choice(len(states), len(states)) for i in by_state[states[s]]]
+        rs = [rows[i] for i in idx]
+        ma, mb = evaluate(rs, [a[i] for i in idx]), evaluate(rs, [b[i] for i in idx])
+        for kind in ("noul", "choice", "score"):
+            k = main_metric(kind)
+            if k in ma and k in mb:
+                got[k].append(ma[k] - mb[k])
+    return {k: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] for k, v in got.items()}
 
 
 def save_heads(path: Path, heads: dict[str, Head], chosen: dict[str, Variant]) -> None:
