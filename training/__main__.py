@@ -7,6 +7,7 @@
     python -m training card   --run ../train_runs/r1 --out seams/models/seams-minilm \
         --metrics ../train_runs/r1/metrics.json
     python -m training recipe --run ../train_runs/g1 [--device auto] [--tiny] [--resume]   # all of it, one GPU
+    python -m training two-tower embed|xenc|run   # issue 28's experiment (training/two_tower.py)
 """
 
 from __future__ import annotations
@@ -95,6 +96,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--run", type=Path, required=True)
     c.add_argument("--out", type=Path, default=DEFAULT_OUT)
     c.add_argument("--metrics", type=Path, default=None)
+
+    from .two_tower import add_parser as two_tower_parser  # numpy only: no torch
+
+    two_tower_parser(sub)
     return ap
 
 
@@ -167,6 +172,12 @@ def _recipe(args: argparse.Namespace) -> int:
     return 0 if summary["ok"] else 1
 
 
+def _two_tower(args: argparse.Namespace) -> int:
+    from .two_tower import cmd
+
+    return cmd(args)
+
+
 def _card(args: argparse.Namespace) -> int:
     from .card import write_card
 
@@ -177,7 +188,7 @@ def _card(args: argparse.Namespace) -> int:
 #: What each subcommand runs (the modules load only when their command does: no torch for `build`).
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "build": _build, "train": _train, "average": _average, "export": _export, "card": _card,
-    "recipe": _recipe,
+    "recipe": _recipe, "two-tower": _two_tower,
 }
 
 
