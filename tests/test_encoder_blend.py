@@ -88,6 +88,19 @@ def test_features_carry_the_blended_logits(tmp_path: Path) -> None:
     assert answers.answers["t"].probabilities["one"] == pytest.approx(float(p[0]), abs=1e-6)
 
 
+def test_features_carry_the_model_s_own_logits_beside_the_blended_ones(tmp_path: Path) -> None:
+    blended = _judge(tmp_path / "blend", {"choice": {"logit": 0.5, "cosine": 8.0, "bias": 0.25}}, features=True)
+    plain = _judge(tmp_path / "plain", None, features=True)
+    state = "the invoice was charged twice"
+    (_, feats), = blended.answers_and_features([state], {"t": TEAM, "y": YES})
+    (_, bare), = plain.answers_and_features([state], {"t": TEAM, "y": YES})
+    # the blend is undone by model_logits: what training/blend.py fits a new blend on
+    np.testing.assert_allclose(feats["t"].model_logits, bare["t"].logits, atol=1e-6)
+    cos = np.array([_bag_cosine(t, state) for t in option_texts(TEAM)])
+    np.testing.assert_allclose(feats["t"].logits, 0.5 * feats["t"].model_logits + 8.0 * cos + 0.25, atol=1e-4)
+    np.testing.assert_array_equal(feats["y"].logits, feats["y"].model_logits)  # Nouls are not blended here
+
+
 def test_a_blend_is_checked_when_the_model_loads(tmp_path: Path) -> None:
     root = write_tiny_model(tmp_path / "no-encoder", config_overrides={"blend": {"choice": {"cosine": 1.0}}})
     with pytest.raises(ConfigError, match="a non-zero cosine weight needs an encoder"):

@@ -562,7 +562,8 @@ class LocalJudge(SyncJudge):
                 kind = "choice" if isinstance(question, Choice) else "score"
                 temperature = self._config.choice_temperature if kind == "choice" else self._config.score_temperature
                 w = distribution_window(grid.T, temperature, kind)
-            out[qid] = PairFeatures(logits=grid[:, w].copy(), features=feats[slots[:, w]], window=w)
+            out[qid] = PairFeatures(logits=grid[:, w].copy(), features=feats[slots[:, w]], window=w,
+                                    model_logits=logits[slots[:, w]].copy())
         return out
 
 
@@ -573,11 +574,16 @@ class PairFeatures:
     `logits` [hypotheses] and `features` [hypotheses, d] hold one row per hypothesis (one for a
     Noul, one per option or level, in the question's order), all read from the same window:
     the one the answer is read from, so a head sees exactly the evidence the model answered on.
+    `logits` are the numbers the answer is read from: for a question type the config blends with
+    the encoder's cosine (`config.Blend`), the blend. `model_logits` are the cross-encoder's own,
+    before any blend: what a new blend must be fitted on (fitting on `logits` fits a blend of a
+    blend).
     """
 
     logits: np.ndarray
     features: np.ndarray
     window: int
+    model_logits: np.ndarray
 
 
 @dataclass(frozen=True)
