@@ -82,23 +82,28 @@ def seams_serve(model_dir: Path, *, key: str | None = None) -> Iterator[Served]:
 
 
 def _read_banner(proc: subprocess.Popen[str], timeout: float = 60) -> str:
-    """stderr up to the 'on http://…' line (imports and model loading come before it)."""
+    """stderr up to the 'on http://…' line (imports and model loading come before it).
+
+    Read from the pipe's descriptor, not with `readline`: the server may write several lines at
+    once, and a text stream would buffer the later ones where `select` cannot see them."""
     assert proc.stderr is not None
+    fd = proc.stderr.fileno()
     sel = selectors.DefaultSelector()
-    sel.register(proc.stderr, selectors.EVENT_READ)
-    lines: list[str] = []
+    sel.register(fd, selectors.EVENT_READ)
+    seen = b""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if sel.select(timeout=0.5):
-            line = proc.stderr.readline()
-            if not line:
+            chunk = os.read(fd, 65536)
+            if not chunk:
                 break
-            lines.append(line)
-            if READY.search(line):
-                return "".join(lines)
+            seen += chunk
+            text = seen.decode("utf-8", "replace")
+            if READY.search(text):
+                return text
         elif proc.poll() is not None:
             break
-    raise AssertionError(f"seams serve did not start (exit {proc.poll()}): {''.join(lines)}")
+    raise AssertionError(f"seams serve did not start (exit {proc.poll()}): {seen.decode('utf-8', 'replace')}")
 
 
 def _jevcompat(url: str, out: Path, key: str | None) -> dict:
