@@ -20,6 +20,12 @@ from ..errors import InputError
 from . import app
 from ._common import EXIT_USAGE, LogLevelChoice, err_console, errors_to_exit, make_judge
 
+#: Seconds an idle keep-alive connection is kept open. Longer than clients keep theirs (httpx:
+#: 5 s, uvicorn's default too), so the client closes first: at equal timeouts a client may send on
+#: a connection in the instant the server closes it, and the request fails (one ReadError in
+#: 15,242 requests of a 30-minute bench/soak.py run, clients pausing a mean 1 s).
+KEEP_ALIVE_S = 30
+
 
 @app.command()
 def serve(
@@ -75,7 +81,7 @@ def serve(
               "(set SEAMS_API_KEY)", file=sys.stderr, flush=True)
 
     config = uvicorn.Config(asgi, log_level=log_level.value, access_log=log_level.value in ("info", "debug"),
-                            timeout_graceful_shutdown=10, lifespan="off")
+                            timeout_graceful_shutdown=10, timeout_keep_alive=KEEP_ALIVE_S, lifespan="off")
     run_until_stopped(config, sock)
     print("seams serve: stopped", file=sys.stderr, flush=True)
 
