@@ -45,7 +45,7 @@ from memory_blind import leaked  # noqa: E402
 from memory_head_data import QUESTIONS, Item, all_items, cached, seen  # noqa: E402
 
 from seams.calibration.dataset import load  # noqa: E402
-from seams.calibration.extract import question_data, rule_data, rules_and_gates, split_ids  # noqa: E402
+from seams.calibration.extract import question_data, rule_data, split_ids  # noqa: E402
 from seams.calibration.fit import noul_threshold  # noqa: E402
 from seams.calibration.head_fitting import HeadFitter  # noqa: E402
 from seams.calibration.metrics import zone_metrics  # noqa: E402
@@ -264,11 +264,11 @@ def store_check_baseline(headed: list[str], n_boot: int = 300) -> None:
             block.transform, threshold=threshold, n_boot=n_boot))
         questions[q] = questions[q].model_copy(update={"metrics": QuestionMeasured(heldout=HeldOut(before=m, after=m))})
     thresholds = dict(block.thresholds)
-    by_id = {rule.id: (unit, rule) for unit, rule, is_gate in rules_and_gates(rubric.policy.rules) if not is_gate}
+    rules = {rule.id: rule for rule in rubric.policy.rules}
     for q in headed:
         rid = RULES[q]
         rt = thresholds[rid]
-        _, p, y = rule_data(by_id[rid][1], rubric.questions, dataset, run, block.transform, keep)
+        _, p, y = rule_data(rules[rid], rubric.questions, dataset, run, block.transform, keep)
         thresholds[rid] = rt.model_copy(update={
             "metrics": RuleMeasured(heldout=ZoneMetrics.of(zone_metrics(p, y, rt.high, rt.low))),
             "params": {**rt.params, "check_baseline": f"{CALIBRATION_SET.relative_to(ROOT)}'s stored held-out split "
