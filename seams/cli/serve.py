@@ -43,7 +43,7 @@ def serve(
     max_tokens: Annotated[int | None, typer.Option(min=0, show_default=False, help="Most tokens one request's model runs may read in all; more gets 422. Default: sized at start from a timed run, a quarter of --request-timeout's worth on this machine. 0: no limit.")] = None,
     concurrency: Annotated[int | None, typer.Option(min=0, show_default=False, help="Most requests computing at once; the rest wait their turn. Default: 2 for the local judge (its runs share the cores), no bound in front of another server. 0: no bound.")] = None,
     queue_timeout: Annotated[float | None, typer.Option(min=0.001, show_default=False, help="Seconds a request may wait for its turn before a 529 with retry-after. Default: half of --request-timeout.")] = None,
-    request_timeout: Annotated[float, typer.Option(min=0, help="Seconds a request may compute before its work is stopped (504). 0: no limit.")] = 30.0,
+    request_timeout: Annotated[float, typer.Option(min=0, help="Seconds a request may take, its wait for a turn included, before its work is stopped (504). 0: no limit.")] = 30.0,
     body_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a request body may take to arrive; slower ones get 408.")] = 10.0,
 ) -> None:
     """Serve System One (POST /v1/systemone, GET /v1/models) over the local model or another judge."""
