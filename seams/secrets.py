@@ -25,6 +25,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from .normalise import View, fold, view
 
@@ -502,6 +503,104 @@ def _possible(v: View) -> list[FlaggedSpan]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# seed phrases and card security codes: shapes from their standards, not from any set (issue 30)
+# ---------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def bip39_words() -> frozenset[str]:
+    """The BIP-39 English word list (2,048 words; `seams/data/bip39-english.txt`, MIT, see its LICENSE)."""
+    path = Path(__file__).parent / "data" / "bip39-english.txt"
+    return frozenset(path.read_text(encoding="ascii").split())
+
+
+#: What may stand between two words of a written-out seed phrase: spaces, commas, dashes, line
+#: breaks, list numbers ("1. abandon 2. ability") — anything but letters, eight characters at most.
+_SEED_GAP = re.compile(r"[^A-Za-z]{1,8}")
+#: Words that make a text about a wallet's seed (then a shorter run of list words is one).
+_SEED_WORDS = re.compile(r"(?i)\b(?:seed|recovery|restore|backup|back-up|wallet|mnemonic|ledger|trezor|metamask|"
+                         r"electrum|exodus|phantom|coinbase|bitcoin|btc|ethereum|eth|crypto\w*|bip-?39|"
+                         r"secret\s+phrase|words?\s+phrase|\d{1,2}[- ]word|(?:twelve|eighteen|twenty[- ]?four|12|15|18|"
+                         r"21|24|six|other six)(?:-word)?\s+words)\b")
+#: A run of this many list words is a seed phrase, said or not (ordinary prose breaks a run within
+#: eight: "the", "a", "and", "is", "my", "of", "to" are not on the list; a phrase has 12 to 24) ...
+SEED_RUN_ALONE = 12
+#: ... and this many in a text about a wallet or a seed (half a phrase, given in two parts).
+SEED_RUN_SAID = 6
+
+
+def _seed_runs(v: View) -> list[tuple[int, int, int]]:
+    """Runs of BIP-39 words in the view's text: (start, end, how many words)."""
+    words = bip39_words()
+    runs: list[tuple[int, int, int]] = []
+    start = end = count = 0
+    for m in re.finditer(r"[A-Za-z]+", v.text):
+        w = m.group().lower()
+        if w in words and count and _SEED_GAP.fullmatch(v.text[end:m.start()]):
+            end, count = m.end(), count + 1
+            continue
+        if count:
+            runs.append((start, end, count))
+        start, end, count = (m.start(), m.end(), 1) if w in words else (0, 0, 0)
+    if count:
+        runs.append((start, end, count))
+    return runs
+
+
+def _seed_phrases(v: View) -> list[FlaggedSpan]:
+    """Written-out wallet seeds: 12 or more BIP-39 words in a row, or 6 or more in a text about a
+    wallet or a seed. (A shorter run is left alone: prose has runs of three to five everywhere.)"""
+    said = bool(_SEED_WORDS.search(v.text))
+    return [FlaggedSpan("seed_phrase", *v.span(start, end)) for start, end, n in _seed_runs(v)
+            if n >= SEED_RUN_ALONE or (said and n >= SEED_RUN_SAID)]
+
+
+_CARD_NEAR = re.compile(r"(?i)\b(?:card|cards|visa|mastercard|master\s?card|maestro|amex|american express|discover|"
+                        r"diners|jcb|unionpay|debit|credit|barclaycard|\w+card)\b")
+#: What names a card's security code, in words: the code is then certain ("the three digits on the
+#: back are 4 1 7", "the number on the signature strip: 460").
+_CVV_SAID = re.compile(
+    r"(?i)\b(?:cvv2?|cvc2?|csc|cvn|card\s+verification\s+(?:code|value|number)|signature\s+(?:strip|panel|box)|"
+    r"(?:code|digits|numbers?)\s+on\s+(?:the\s+)?(?:back|reverse|rear)|back\s+of\s+(?:the|my|his|her|their)\s+"
+    r"(?:\w+\s+)?card)\b")
+#: The same in words that name it only beside a card ("the Amex's four-digit code is 2290").
+_CVV_NEAR_CARD = re.compile(r"(?i)\b(?:security\s+(?:code|number|digits)|verification\s+(?:code|value|number)|"
+                            r"(?:three|four|3|4)[- ]digits?(?:\s+(?:security\s+)?(?:code|number))?)\b")
+#: A card's security code after it: three or four digits, maybe spaced or dashed out ("8 3 1").
+_CVV_VALUE = re.compile(r"(?<!\d)(?<!\d[/.,:-])(?:\d{3,4}|\d(?:[ -]\d){2,3})(?!\d|[/.,:-]\d|\s?(?:%|am|pm|kg|km|mph|ml|gb|mb)\b)")
+#: A card's expiry date: MM/YY, MM/YYYY, MM-YY.
+_EXPIRY = re.compile(r"(?<![\d/.-])(?:0[1-9]|1[0-2])\s?[/-]\s?(?:\d{2}|20\d{2})(?![\d/.-])")
+_EXPIRY_SAID = re.compile(r"(?i)\b(?:exp(?:iry|ires|iring|iration)?|valid\s+(?:thru|through|until|till|to)|good\s+thru|"
+                          r"end\s+date)\b")
+
+
+def _card_codes(v: View) -> list[FlaggedSpan]:
+    """A card's security code named in words (certain) and its expiry date (possible: redacted)."""
+    t = v.text
+    out = []
+    said = [*_CVV_SAID.finditer(t), *(_CVV_NEAR_CARD.finditer(t) if _CARD_NEAR.search(t) else ())]
+    for m in said:
+        window = t[m.end():m.end() + 45]
+        for n in _CVV_VALUE.finditer(window):
+            if not re.search(r"[.;!?]\s", window[:n.start()]) and not re.fullmatch(r"(?:19|20)\d\d", n.group()):
+                out.append(FlaggedSpan("card_security_code", *v.span(m.end() + n.start(), m.end() + n.end())))
+                break
+        else:  # "460 is the code on the back"
+            before = t[max(0, m.start() - 25):m.start()]
+            n = None
+            for n in _CVV_VALUE.finditer(before):
+                pass
+            if n is not None and not re.search(r"[.;!?]\s", before[n.end():]):
+                a = m.start() - len(before) + n.start()
+                out.append(FlaggedSpan("card_security_code", *v.span(a, a + len(n.group()))))
+    if _CARD_NEAR.search(t) or said:
+        for m in _EXPIRY.finditer(t):
+            if _EXPIRY_SAID.search(t[max(0, m.start() - 25):m.start()]) or said:
+                out.append(FlaggedSpan("card_expiry", *v.span(m.start(), m.end()), certain=False))
+    return out
+
+
 def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
     """Every card number, national id, bank account, vendor key, credential in words or key-like
     token in `text`, as spans of `text` (matched on its normal form, see the module doc).
@@ -510,7 +609,7 @@ def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
     description of it (`FlaggedSpan.certain` False).
     """
     v = view(text)
-    found = _numbers(v) + _keys(v)
+    found = _numbers(v) + _keys(v) + _seed_phrases(v) + _card_codes(v)
     for m in [*_CRED.finditer(v.text), *_CRED_BARE.finditer(v.text)]:
         f = _credential(v, m)
         if f is not None:
