@@ -52,7 +52,11 @@ _PATTERNS_SRC: tuple[tuple[str, str], ...] = (
      (rf"^\W*(?:from now on|henceforth|going forward|starting now|from today on|de ahora en adelante|"
      rf"a partir de ahora|desormais|a partir de maintenant|ab jetzt|von nun an|d'ora in poi)\b[,:]?\s+(?:please\s+)?"
      rf"(?:you\s+(?:must|should|will)\s+)?(?:always|never|only|{_VERBS})\b(?!\s+me\b)")),
-    ("answering_order", rf"^\W*(?:please\s+)?(?:always|never)\s+{_VERBS}\b(?!\s+(?:my|me)\b)"),
+    ("answering_order", (rf"^\W*(?:please\s+)?(?:always|never)\s+{_VERBS}\b(?!\s+(?:my|me)\b)"
+                        # "always reply in French", "always answer briefly": how to answer, the user's preference
+                        r"(?!\s+(?:to\s+me\s+)?(?:in|with|using|briefly|concisely|politely|formally|informally|"
+                        r"casually|plainly|simply|slowly)\b)"
+                        r"(?![^.;!?]*\b(?:without|before|until|unless)\s+(?:\w+\s+){0,2}?(?:me|i|my|first)\b)")),
     ("answering_order", (r"(?:^|[.;!?]\s+)\W*(?:please\s+)?(?:do not|don't|dont|never)\s+(?:ever\s+)?"
                         r"(?:tell|mention|reveal|say|disclose|share|inform|admit)\b(?!\s+my\b)[^.;!?]{0,20}\b"
                         r"(?:anyone|anybody|the user|users|them|him|her|customers|people|the truth)\b")),
@@ -106,7 +110,7 @@ _PATTERNS_SRC: tuple[tuple[str, str], ...] = (
      r"(?:for\s+|their\s+|his\s+|her\s+)?"
      r"(?:confirmation|verification|authentication|identification|an id|id|approval|permission|credentials)\b")),
     ("override",
-     (r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+|my\s+)*"
+     (r"\b(?:ignore|disregard|forget|override|bypass)\s+(?!my\s)(?:all\s+|any\s+|the\s+|your\s+|of\s+|my\s+)*"
      r"(?:previous|prior|above|earlier|preceding|system|original|initial|existing|other)\s+"
      r"(?:instructions|rules|prompts?|messages|directions|guidelines|directives|context)\b"
      r"|\bforget\s+(?:everything|all)\s+(?:above|before|you(?:'ve| have)? (?:been told|learned|know))"
@@ -186,10 +190,14 @@ _MORE_SRC: tuple[tuple[str, str], ...] = (
      r"[^.;!?]{0,60}\b(?:outdated|no longer appl\w*|void|replaced|superseded|to be ignored|obsolete)"
      r"|\btakes?\s+priority\s+over\s+(?:everything|all|any)|\breal\s+instructions\b"
      r"|\b(?:don'?t|do not|stop)\s+follow\w*\s+(?:the\s+|your\s+|its\s+|the assistant'?s\s+)?(?:usual\s+|normal\s+)?"
-     r"(?:rules|instructions|guidelines|policies)\b|\bno\s+longer\s+appl(?:y|ies)\b|\bthe\s+only\s+rule\b"
+     r"(?:rules|instructions|guidelines|policies)\b|\bthe\s+only\s+rule\b"
+     r"|\b(?:instructions?|guidance|guidelines?|safeguards?|protections?|checks?|verification|confirmations?|"
+     r"(?:safety|security|approval|confirmation|verification|two-person|spending|privacy|usual|your|assistant'?s)\s+"
+     r"(?:rules?|polic(?:y|ies)|limits?))\b[^.;!?]{0,50}\bno\s+longer\s+appl(?:y|ies)\b"
      r"|\beverything\s+you\s+were\s+told\b")),
     ("payment_redirect",
      (r"\b(?:new|different|changed)\s+(?:bank\s+details|account|payee|iban|wallet|escrow(?:\s+account)?|payout)"
+     r"(?=[^.;!?\n]{0,40}?(?:\d{4,}|@|\.(?:com|net|org|io|co|me|biz|app)\b|:|\b(?:is|are|now|instead|rather)\b))"
      r"|\b(?:rent|salary|deposit|payments?|refunds?|donations?|payouts?|transfers?)\b[^.;!?]{0,60}\b(?:should|must|will)\s+"
      r"(?:now\s+)?(?:go|be\s+sent|be\s+paid|be\s+made)\s+(?:to|into|through|via)"
      r"|\b(?:payout|payment|receiving)\s+(?:wallet|account|address)\b[^.;!?]{0,40}\bis\s+now\b"
@@ -208,7 +216,7 @@ _MORE_SRC: tuple[tuple[str, str], ...] = (
      rf"(?:\w+\s+){{0,4}}?(?:the user'?s\s+|my\s+|their\s+|his\s+|her\s+|the\s+contents\s+of\s+)?(?:\w+\s+)?{_SENSITIVE}\b"
      rf"[^.;!?]{{0,60}}\b(?:to|in|into|with)\b"
      r"|\bwebhook\b|\bpublic\s+(?:google\s+)?(?:drive|folder|link|page)\b"
-     r"|\b(?:you\s+may|you\s+can|feel\s+free\s+to)\s+(?:tell|share|give|send)\b"
+     r"|\b(?:you\s+may|you\s+can|feel\s+free\s+to)\s+(?:tell|share|give|send)\b(?!\s+(?:me|myself|us)\b)"
      r"|\btell\s+(?:any|every)\s*(?:caller|person)\b|\bthe\s+house\s+will\s+be\s+empty\b")),
     ("fake_policy",
      (r"\b(?:ai\s+)?assistants?\s+(?:may|can|should|must|are\s+(?:now\s+)?allowed\s+to)\s+(?:now\s+)?(?!not\b)\w+"
@@ -250,7 +258,8 @@ _GENERIC_SRC: tuple[tuple[str, str], ...] = (
                     rf"\b{_RISKY}\b[^.;!?]{{0,60}}\b(?:automatically|without\s+(?:any\s+)?(?:asking|checking|confirm\w*|"
                     rf"verif\w*|approval|question\w*|telling|notif\w*|warning)|no\s+questions)\b")),
     ("disabled_safeguard", (rf"\b{_SAFEGUARD}\b[^.;!?]{{0,40}}\b(?:(?:are|is|have been|has been|were|was|now|been)\s+)?"
-                           rf"(?:off|disabled|removed|muted|suspended|paused|waived|lifted|unnecessary|skipped|bypassed|"
+                           rf"(?:(?<!went )(?<!goes )(?<!go )(?<!going )(?<!gone )off|disabled|removed|muted|suspended|paused|"
+                           rf"waived|lifted|unnecessary|skipped|bypassed|"
                            rf"turned off|switched off|not (?:needed|required|necessary)|no longer (?:\w+\s+)?"
                            rf"(?:needed|required|necessary|appl\w*|in (?:place|effect))|(?:do|does)n'?t (?:apply|matter))\b")),
     ("disabled_safeguard", (rf"(?<!me )(?<!\bi )(?<!we )\b(?:no|without|skip|skipping|bypass\w*|ignore|ignoring|disable|disabling|waive|remove|"
@@ -271,9 +280,11 @@ _GENERIC_SRC: tuple[tuple[str, str], ...] = (
                        r"|\btreat\s+[^.;!?]{0,50}\bas\s+(?:genuine\w*|verified|trusted|authentic|legitimate|official|"
                        r"coming from|the user|me|instructions?)\b")),
     ("suppression", (r"\b(?:don'?t|do not|never|no need to)\s+(?:ever\s+)?(?:tell|mention|show|notify|alert|inform|warn|report|"
-                    r"flag|let)\s+(?:the user|them|him|her|anyone|the bank|the police|the owner|the account holder)\b")),
-    ("payment_redirect", (r"\b(?:bank|account|payment|payee|iban|sort code|wallet|payout|billing|routing)\s+(?:details|number|"
-                         r"address|info\w*)?\s*(?:ha(?:ve|s)\s+)?(?:changed|updated|moved|switched)\b"
+                    r"flag)\s+(?:the user|them|him|her|anyone|the bank|the police|the owner|the account holder)\b"
+                    r"|\b(?:don'?t|do not|never)\s+let\s+(?:the user|them|him|her|anyone|the bank|the police|the owner|"
+                    r"the account holder)\s+(?:\w+\s+)?(?:know|see|find out|notice|hear)\b")),
+    ("payment_redirect", (r"\b(?:(?:bank|account|payment|payee|payout|billing|routing)\s+(?:details|number|address|info\w*)|"
+                         r"iban|sort code|wallet(?:\s+address)?|payee)\s*(?:ha(?:ve|s)\s+)?(?:changed|updated|moved|switched)\b"
                          r"|\b(?:pay|send|transfer|wire|route|redirect|forward)\w*\b[^.;!?]{0,60}\b(?:to|into)\s+"
                          r"(?:the\s+|a\s+|this\s+|my\s+)?(?:new|different|following|updated|other)\s+(?:account|iban|"
                          r"wallet|address|payee|number)\b")),
