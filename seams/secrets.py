@@ -149,7 +149,7 @@ def _alternation(words: tuple[str, ...]) -> str:
 
 
 _COPULA = fold(r"(?:\s*(?:is|was|are|is now|is still|is set to|will be|->|=>|-+>|→|➜|⇒|-|–|—|ist|lautet|est|es|é|e|è|era|är|"
-           r"er|jest)(?=[\s\"'`]|$)|\s*(?:是|为|は|는|은)|\s*[:=])\s*")
+           r"er|jest)(?=[\s\"'`]|$)|\s*(?:是|为|は|는|은)|\s*[:=?])\s*")
 _QUALIFIER = fold(r"(?:\s+(?:for|to|of|on|at|in|from|into|de|du|des|d'|pour|fur|furs|fürs|zum|zur|für|del|para|da|do|di|van|till|"
               r"til|для|от|на)(?:\s+[^\s.,;:!?=]+){1,4}?)?")
 _CRED_WORD = (rf"(?i)(?<![A-Za-z0-9])(?P<what>{_alternation(_PASSWORD_WORDS)}|{_alternation(_CODE_WORDS)}|"
@@ -433,7 +433,8 @@ _WORD_RUN = re.compile(r"(?<![\w'])(?:[a-z]{3,9}\s+){5,}[a-z]{3,9}\b")
 _DERIVED = re.compile(r"(?i)\b(?:maiden name|first (?:pet|car|school|street|house)|birth ?(?:year|day|date)|"
                       r"backwards|reversed|spelled backwards|plus|followed by|on the end|formula|first (?:three|two|four) "
                       r"letters|regiment number|badge number|old mobile|favourite (?:teacher|team|band|film)|"
-                      r"name of my|street we lived|mother'?s|father'?s|memorable)\b")
+                      r"name of (?:my|his|her|their|our)|(?:cat|dog|pet|horse|rabbit|hamster|parrot)'?s\s+name|street we lived|"
+                      r"mother'?s|father'?s|memorable)\b")
 _CAPWORD = re.compile(r"(?<=[\s,(:'\"])(?:Mrs?\.?\s|Ms\.?\s|Dr\.?\s)?[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?\b|\b[A-Z]{4,}\b")
 _BRANDS = {"1password", "2fa", "mp3", "mp4", "ps5", "ps4", "x86_64", "covid-19", "b2b", "b2c", "h2o", "co2", "4g",
            "5g", "ipv4", "ipv6", "3d", "gpt-4", "wi-fi", "usb-c", "o2", "win10", "win11", "e-mail", "7-eleven"}
