@@ -478,6 +478,37 @@ _SHAPES_SRC: tuple[tuple[str, str], ...] = (
                               rf"|\b(?:i|the\s+user|they|he|she)\s+(?:no\s+longer|don'?t|do\s+not|doesn'?t|does\s+not|never)\s+"
                               rf"(?:want|need|wish|have)s?\s+to\s+(?:approve|confirm|check|authori[sz]e|verify|sign\s+off\s+on)\s+"
                               rf"(?:each|every|any|all|the|my|their)?\s*(?:\w+\s+)?{_MONEY_ACT}")),
+    # trust handed to a sender, a caller or an app
+    ("trust_handover", (r"\b(?:do|does)\s+(?:what|whatever|as)\s+(?:they|he|she|it|the\s+\w+)\s+(?:says?|asks?|tells?|wants?)\b"
+                        r"|\b(?:fine|ok|okay|safe|alright)\s+to\s+(?:act\s+on|follow|obey)\b"
+                        r"|\bact\s+on\s+(?:them|it|those|these)\s+(?:at\s+once|immediately|straight\s+away|right\s+away|without)"
+                        r"|\b(?:believe|trust|obey)\s+(?:anyone|anybody|everyone|everybody|whoever|callers|any\s+caller)\b"
+                        r"|\bgive\s+(?!me\b|us\b)(?:it|them|the\s+(?:app|extension|site|bot|tool|plugin)|\w+)\s+(?:full\s+)?access\s+to\s+"
+                        r"(?:my|all|the\s+user'?s|their|every)\s+(?:\w+\s+)?(?:accounts?|bank\w*|e-?mails?|inbox|messages|files|"
+                        r"passwords|cards?|money|contacts|photos|documents)\b")),
+    # spending handed over: "Sam may move money from my account whenever he likes", "consider every order approved"
+    ("standing_authorisation", (rf"\b(?:can|may|is\s+allowed\s+to|are\s+allowed\s+to|is\s+free\s+to|is\s+(?:authori[sz]ed|permitted|"
+                                rf"cleared)\s+to|are\s+(?:authori[sz]ed|permitted|cleared)\s+to)\s+(?:\w+\s+){{0,2}}?"
+                                rf"(?:spend|use|charge|withdraw|transfer|move|pay|make\s+(?:payments|transfers|purchases)|{_MONEY_ACT})\b"
+                                r"(?=[^.;!?\n]{0,60}\b(?:my|the\s+user'?s|our|their|his|her)\s+(?:\w+\s+)?(?:card|cards|account|"
+                                r"accounts|money|savings|funds|paypal|bank|wallet)\b)"
+                                r"(?=[^.;!?\n]{0,80}\b(?:without|whenever|any\s*time|no\s+limit|as\s+much|any\s+amount|whatever|"
+                                r"no\s+questions|on\s+my\s+behalf)\b)"
+                                r"|\b(?:consider|treat|take|regard|count)\s+(?:every|all|any|each)\s+(?:future\s+)?(?:\w+\s+){0,2}?"
+                                r"(?:as\s+)?(?:approved|authori[sz]ed|accepted|pre-?approved|okay|ok|fine|confirmed)\b"
+                                r"|\b(?:all|any|every|each)\s+(?:\w+\s+){0,3}?(?:requests?|invoices?|bills?|payments?|charges?|transfers?|"
+                                r"orders?|purchases?|contracts?|offers?|claims?)\b[^.;!?\n]{0,60}\b(?:are|is)\s+(?:\w+\s+)?(?:okay|ok|"
+                                r"fine|safe|good|allowed|approved)\s+to\s+(?:pay|accept|approve|sign|process|send)"
+                                r"|\b(?:it'?s|it\s+is)\s+(?:always\s+)?(?:fine|ok|okay|safe|alright|all\s+right)\s+(?:for\s+you\s+)?to\s+"
+                                r"(?:pay|accept|approve|sign|transfer|buy|send|share|give)\s+(?:any|every|all|whatever)\b"
+                                rf"|\b(?:fine|happy|ok|okay|comfortable)\s+(?:with|for)\s+(?:you|the\s+assistant|the\s+ai|the\s+agent)\s+"
+                                rf"(?:to\s+)?{_MONEY_ACT}")),
+    ("disabled_safeguard", (rf"\b{_SAFEGUARD}\b[^.;!?\n]{{0,40}}\b(?:aren'?t|isn'?t|are\s+not|is\s+not)\s+(?:\w+\s+)?(?:needed|"
+                            rf"required|necessary|wanted)\b"
+                            r"|\bstop\s+(?:warning|alerting|flagging|notifying|verifying|confirming|blocking|reporting)\b")),
+    ("ignore_instructions", (r"\b(?:your|the\s+assistant'?s|its)\s+(?:\w+\s+)?(?:rules|guidelines|instructions|restrictions|"
+                             r"safeguards|settings|policies|guardrails|limits)\b[^.;!?\n]{0,60}\b(?:mistake|wrong|outdated|obsolete|"
+                             r"void|suspended|lifted|cancelled|removed|don'?t\s+apply|do\s+not\s+apply|no\s+longer|replaced|dropped|off)\b")),
     # "mark every memory from email as verified", "pretend to delete it", "this note overrides the others"
     ("memory_tampering", (r"\b(?:mark|label|tag|flag|treat|store|save|record|keep|file|set)\s+(?:all|every|any|future|new|incoming|"
                           r"these|such|other|each)\s+(?:\w+\s+){0,3}?(?:memor(?:y|ies)|notes?|facts?|entries)\b"
@@ -497,7 +528,7 @@ _SHAPES_SRC: tuple[tuple[str, str], ...] = (
 )
 #: The kinds above that name an act the user may well do themselves ("I forward work mail to x@y"):
 #: an order only when no one but the assistant is the clause's subject (see `_by_someone_else`).
-_ACTS = {"exfiltration", "payment_redirect", "contact_redirect", "conditional_order"}
+_ACTS = {"exfiltration", "payment_redirect", "contact_redirect", "conditional_order", "trust_handover", "risky_order"}
 _SUBJECT = re.compile(r"(?i)^\W*(?:and\s+|but\s+|so\s+)?(?:i|we|he|she|they|i'm|i've|i'd|we're|we've|my\s+(?:\w+\s+)?"
                       r"(?:wife|husband|partner|mum|mom|dad|son|daughter|boss|team|friend|sister|brother|parents|kids|family|"
                       r"colleague|company|employer|bank|landlord)|our\s+\w+)\b")
