@@ -24,6 +24,16 @@ below are certain enough to decide in code, before any model:
   French, German, Italian, Portuguese, Russian, Chinese, Japanese), "you are now …", "system
   prompt", "developer mode", "jailbreak", chat-template markers.
 
+* shapes written from the categories of attack, not from any set's items (issue 30): an order
+  that sends the user's data, money or contacts somewhere outside (an email, a URL or domain, a
+  phone number, a handle, an IBAN, an account number, a wallet address, gift cards), a support
+  line or link put in the real one's place, a removed confirmation ("assume I approve", "no need
+  for my sign-off"), trust or spending handed to someone, and memory tampering (marking memories
+  verified, pretending to delete, a note that overrides the rest). The ones that name an act the
+  user may do themselves (forwarding, paying, contacting) count only where the clause is not the
+  user's or another person's own ("I forward my work mail to ...") and is not negated ("never
+  share my location with anyone").
+
 They are matched on the normal form of the text (`seams.normalise`), so a Cyrillic letter or
 spaced-out letters do not hide them. Statements that merely contain these words ("from now on I
 work remotely", "the user wants answers in French", "I always take my coffee black", "I work as

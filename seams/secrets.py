@@ -11,6 +11,11 @@ digits), and key shapes are also matched with all spaces removed, so "pаssword"
 `а`, a card number with two spaces between its groups and a JWT split by spaces are found as
 surely as the plain forms. Findings are spans of the original text.
 
+Two shapes come from their standards rather than from any set: a wallet seed phrase (12 or more
+words in a row from the BIP-39 English list, which ships as package data, or 6 or more in a text
+about a wallet), and a card's security code named in words beside its value ("the three digits on
+the back are 4 1 7"); an expiry date beside a card is redacted.
+
 A finding is `certain` when its shape is never anything else; a credential word followed by
 something that may or may not be the credential ("the password is the name of my first dog") is
 found with `certain=False`: `find_secrets(text, possible=True)` returns those too, and the memory
@@ -149,7 +154,7 @@ def _alternation(words: tuple[str, ...]) -> str:
 
 
 _COPULA = fold(r"(?:\s*(?:is|was|are|is now|is still|is set to|will be|->|=>|-+>|→|➜|⇒|-|–|—|ist|lautet|est|es|é|e|è|era|är|"
-           r"er|jest)(?=[\s\"'`]|$)|\s*(?:是|为|は|는|은)|\s*[:=?])\s*")
+           r"er|jest)(?=[\s\"'`]|$)|\s*(?:是|为|は|는|은)|\s*[:=])\s*")
 _QUALIFIER = fold(r"(?:\s+(?:for|to|of|on|at|in|from|into|de|du|des|d'|pour|fur|furs|fürs|zum|zur|für|del|para|da|do|di|van|till|"
               r"til|для|от|на)(?:\s+[^\s.,;:!?=]+){1,4}?)?")
 _CRED_WORD = (rf"(?i)(?<![A-Za-z0-9])(?P<what>{_alternation(_PASSWORD_WORDS)}|{_alternation(_CODE_WORDS)}|"
@@ -602,6 +607,16 @@ def _card_codes(v: View) -> list[FlaggedSpan]:
     return out
 
 
+def _every(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """Every match of a credential pattern, one per credential word: `finditer` would skip a word
+    inside an earlier match's 120 characters ("the PIN is on the card, the password is sunshine")."""
+    out, pos = [], 0
+    while (m := pattern.search(text, pos)) is not None:
+        out.append(m)
+        pos = m.end("what")
+    return out
+
+
 def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
     """Every card number, national id, bank account, vendor key, credential in words or key-like
     token in `text`, as spans of `text` (matched on its normal form, see the module doc).
@@ -611,7 +626,7 @@ def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
     """
     v = view(text)
     found = _numbers(v) + _keys(v) + _seed_phrases(v) + _card_codes(v)
-    for m in [*_CRED.finditer(v.text), *_CRED_BARE.finditer(v.text)]:
+    for m in [*_every(_CRED, v.text), *_every(_CRED_BARE, v.text)]:
         f = _credential(v, m)
         if f is not None:
             found.append(f)

@@ -81,12 +81,16 @@ def test_a_card_security_code_is_certain(text):  # seams: ignore[secret-or-debug
 
 @pytest.mark.parametrize("text", [
     "Priya's banking password is the name of her cat, Biscuit.",
-    "Tom's laptop password? bluebird, all lowercase.",
     "Dad's iPad passcode is his birthday, 120356.",
 ])
 def test_a_credential_in_the_third_person_is_redacted(text):  # seams: ignore[secret-or-debug]
-    value = text.rstrip(".").split()[-1] if "Tom" not in text else "bluebird"
+    value = text.rstrip(".").split()[-1]
     assert value.strip(",") not in redact(text)
+
+
+def test_every_credential_word_is_read_not_only_the_first():  # seams: ignore[secret-or-debug]
+    text = "the PIN is on the back of the card, and the online banking password is sunshine"
+    assert "sunshine" not in redact(text)
 
 
 def test_an_expiry_date_by_a_card_is_redacted_not_refused():
