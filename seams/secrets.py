@@ -426,6 +426,11 @@ _VALUEISH = re.compile(r"(?<![\w@/.:-])(?=[\w!@#$%^&*+=?~.:/-]*\d)[\w!@#$%^&*+=?
 _QUOTED = re.compile(r"(?<!\w)['\"‘“«]([^'\"‘’“”«»\n]{3,80})['\"’”»](?!\w)")
 _OPENS = re.compile(r"(?i)\b(?:opens?|unlocks?|(?:gets?|logs?|signs?)\s+(?:in(?:to)?|onto|on)\b[^.;!?\n]{0,40}?)\s+with:?\s+"
                     r"(?P<rest>[^.;!?\n—–]{3,80})")
+#: A sign-in given as a pair: "priya.s / sunflower", "user jo_k pass daisy", "logs in as rajesh.k and bluebird".
+_PAIR = re.compile(r"(?i)(?<![\w@./$£€-])(?=[\w.@+-]*[a-z])(?=[\w.@+-]*[._@\d])[\w.@+-]{3,40}(?:\s+/|,\s*(?:pass(?:word)?|pw|pwd)\s*:?|"
+                   r"\s(?:pass(?:word)?|pw|pwd)\s*:?)\s+(?P<value>[^\s,;/|]{3,40})"
+                   r"|\b(?:logs?|signs?|gets?)\s+(?:in|on|onto)\s+(?:\w+\s+){0,5}?as\s+\S+\s+(?:with|using|and|then|/)\s+"
+                   r"(?P<value2>[^\s,;.]{3,40})")
 _STRONG_TOKEN = re.compile(r"(?<![\w@/.:%-])[\w!@#$%^&*+=?~.:/-]{6,}(?![\w@/])")
 _HEX = re.compile(r"(?<![\w-])(?:(?=[0-9]*[a-fA-F])[0-9a-fA-F]{20,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])")
 _HEX_ID = re.compile(r"(?i)\b(?:commit|sha\w*|hash|checksum|digest|md5|request|trace|build|run|job|order|git|"
@@ -503,6 +508,11 @@ def _possible(v: View) -> list[FlaggedSpan]:
                     add("password", m.start(), m.end())
         for m in _OPENS.finditer(t):
             add("password", m.start("rest"), m.start("rest") + len(m.group("rest").rstrip(" ,")))
+    for m in _PAIR.finditer(t):  # a sign-in as a pair needs no credential word beside it
+        g = "value" if m.group("value") is not None else "value2"
+        value = m.group(g).rstrip(".!?)'\"")
+        if not _URLISH.search(value) and value.lower() not in _DESCRIPTORS | _UNITS:
+            add("password", m.start(g), m.start(g) + len(value))
     if _SEED_CONTEXT.search(t):
         for m in _WORD_RUN.finditer(t):
             add("seed_phrase", m.start(), m.end())

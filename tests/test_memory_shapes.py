@@ -79,13 +79,20 @@ def test_a_card_security_code_is_certain(text):  # seams: ignore[secret-or-debug
     assert "card_security_code" in _certain(text)
 
 
-@pytest.mark.parametrize("text", [
-    "Priya's banking password is the name of her cat, Biscuit.",
-    "Dad's iPad passcode is his birthday, 120356.",
+@pytest.mark.parametrize(("text", "value"), [
+    ("Priya's banking password is the name of her cat, Biscuit.", "Biscuit"),
+    ("Dad's iPad passcode is his birthday, 120356.", "120356"),
+    ("Sam uses sam.k / lemonade for the gym app", "lemonade"),
+    ("Mum logs in to the bank app as jane.d with daisy", "daisy"),
 ])
-def test_a_credential_in_the_third_person_is_redacted(text):  # seams: ignore[secret-or-debug]
-    value = text.rstrip(".").split()[-1]
-    assert value.strip(",") not in redact(text)
+def test_a_credential_in_the_third_person_is_redacted(text, value):  # seams: ignore[secret-or-debug]
+    assert value not in redact(text)
+
+
+@pytest.mark.parametrize("text", ["$900 / month", "I split the bill 50/50 with my flatmate", "We use TCP / IP at work",
+                                  "deploy/api rolled out", "the ratio is 3 / 5"])
+def test_a_slash_is_no_sign_in_pair(text):
+    assert find_secrets(text, possible=True) == []
 
 
 def test_every_credential_word_is_read_not_only_the_first():  # seams: ignore[secret-or-debug]
