@@ -11,6 +11,11 @@ digits), and key shapes are also matched with all spaces removed, so "pаssword"
 `а`, a card number with two spaces between its groups and a JWT split by spaces are found as
 surely as the plain forms. Findings are spans of the original text.
 
+Two shapes come from their standards rather than from any set: a wallet seed phrase (12 or more
+words in a row from the BIP-39 English list, which ships as package data, or 6 or more in a text
+about a wallet), and a card's security code named in words beside its value ("the three digits on
+the back are 4 1 7"); an expiry date beside a card is redacted.
+
 A finding is `certain` when its shape is never anything else; a credential word followed by
 something that may or may not be the credential ("the password is the name of my first dog") is
 found with `certain=False`: `find_secrets(text, possible=True)` returns those too, and the memory
@@ -25,6 +30,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from .normalise import View, fold, view
 
@@ -420,6 +426,11 @@ _VALUEISH = re.compile(r"(?<![\w@/.:-])(?=[\w!@#$%^&*+=?~.:/-]*\d)[\w!@#$%^&*+=?
 _QUOTED = re.compile(r"(?<!\w)['\"‘“«]([^'\"‘’“”«»\n]{3,80})['\"’”»](?!\w)")
 _OPENS = re.compile(r"(?i)\b(?:opens?|unlocks?|(?:gets?|logs?|signs?)\s+(?:in(?:to)?|onto|on)\b[^.;!?\n]{0,40}?)\s+with:?\s+"
                     r"(?P<rest>[^.;!?\n—–]{3,80})")
+#: A sign-in given as a pair: "priya.s / sunflower", "user jo_k pass daisy", "logs in as rajesh.k and bluebird".
+_PAIR = re.compile(r"(?i)(?<![\w@./$£€-])(?=[\w.@+-]*[a-z])(?=[\w.@+-]*[._@\d])[\w.@+-]{3,40}(?:\s+/|,\s*(?:pass(?:word)?|pw|pwd)\s*:?|"
+                   r"\s(?:pass(?:word)?|pw|pwd)\s*:?)\s+(?P<value>[^\s,;/|]{3,40})"
+                   r"|\b(?:logs?|signs?|gets?)\s+(?:in|on|onto)\s+(?:\w+\s+){0,5}?as\s+\S+\s+(?:with|using|and|then|/)\s+"
+                   r"(?P<value2>[^\s,;.]{3,40})")
 _STRONG_TOKEN = re.compile(r"(?<![\w@/.:%-])[\w!@#$%^&*+=?~.:/-]{6,}(?![\w@/])")
 _HEX = re.compile(r"(?<![\w-])(?:(?=[0-9]*[a-fA-F])[0-9a-fA-F]{20,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])")
 _HEX_ID = re.compile(r"(?i)\b(?:commit|sha\w*|hash|checksum|digest|md5|request|trace|build|run|job|order|git|"
@@ -432,7 +443,8 @@ _WORD_RUN = re.compile(r"(?<![\w'])(?:[a-z]{3,9}\s+){5,}[a-z]{3,9}\b")
 _DERIVED = re.compile(r"(?i)\b(?:maiden name|first (?:pet|car|school|street|house)|birth ?(?:year|day|date)|"
                       r"backwards|reversed|spelled backwards|plus|followed by|on the end|formula|first (?:three|two|four) "
                       r"letters|regiment number|badge number|old mobile|favourite (?:teacher|team|band|film)|"
-                      r"name of my|street we lived|mother'?s|father'?s|memorable)\b")
+                      r"name of (?:my|his|her|their|our)|(?:cat|dog|pet|horse|rabbit|hamster|parrot)'?s\s+name|street we lived|"
+                      r"mother'?s|father'?s|memorable)\b")
 _CAPWORD = re.compile(r"(?<=[\s,(:'\"])(?:Mrs?\.?\s|Ms\.?\s|Dr\.?\s)?[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?\b|\b[A-Z]{4,}\b")
 _BRANDS = {"1password", "2fa", "mp3", "mp4", "ps5", "ps4", "x86_64", "covid-19", "b2b", "b2c", "h2o", "co2", "4g",
            "5g", "ipv4", "ipv6", "3d", "gpt-4", "wi-fi", "usb-c", "o2", "win10", "win11", "e-mail", "7-eleven"}
@@ -496,9 +508,122 @@ def _possible(v: View) -> list[FlaggedSpan]:
                     add("password", m.start(), m.end())
         for m in _OPENS.finditer(t):
             add("password", m.start("rest"), m.start("rest") + len(m.group("rest").rstrip(" ,")))
+    for m in _PAIR.finditer(t):  # a sign-in as a pair needs no credential word beside it
+        g = "value" if m.group("value") is not None else "value2"
+        value = m.group(g).rstrip(".!?)'\"")
+        if not _URLISH.search(value) and value.lower() not in _DESCRIPTORS | _UNITS:
+            add("password", m.start(g), m.start(g) + len(value))
     if _SEED_CONTEXT.search(t):
         for m in _WORD_RUN.finditer(t):
             add("seed_phrase", m.start(), m.end())
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# seed phrases and card security codes: shapes from their standards, not from any set (issue 30)
+# ---------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def bip39_words() -> frozenset[str]:
+    """The BIP-39 English word list (2,048 words; `seams/data/bip39-english.txt`, MIT, see its LICENSE)."""
+    path = Path(__file__).parent / "data" / "bip39-english.txt"
+    return frozenset(path.read_text(encoding="ascii").split())
+
+
+#: What may stand between two words of a written-out seed phrase: spaces, commas, dashes, line
+#: breaks, list numbers ("1. abandon 2. ability") — anything but letters, eight characters at most.
+_SEED_GAP = re.compile(r"[^A-Za-z]{1,8}")
+#: Words that make a text about a wallet's seed (then a shorter run of list words is one).
+_SEED_WORDS = re.compile(r"(?i)\b(?:seed|recovery|restore|backup|back-up|wallet|mnemonic|ledger|trezor|metamask|"
+                         r"electrum|exodus|phantom|coinbase|bitcoin|btc|ethereum|eth|crypto\w*|bip-?39|"
+                         r"secret\s+phrase|words?\s+phrase|\d{1,2}[- ]word|(?:twelve|eighteen|twenty[- ]?four|12|15|18|"
+                         r"21|24|six|other six)(?:-word)?\s+words)\b")
+#: A run of this many list words is a seed phrase, said or not (ordinary prose breaks a run within
+#: eight: "the", "a", "and", "is", "my", "of", "to" are not on the list; a phrase has 12 to 24) ...
+SEED_RUN_ALONE = 12
+#: ... and this many in a text about a wallet or a seed (half a phrase, given in two parts).
+SEED_RUN_SAID = 6
+
+
+def _seed_runs(v: View) -> list[tuple[int, int, int]]:
+    """Runs of BIP-39 words in the view's text: (start, end, how many words)."""
+    words = bip39_words()
+    runs: list[tuple[int, int, int]] = []
+    start = end = count = 0
+    for m in re.finditer(r"[A-Za-z]+", v.text):
+        w = m.group().lower()
+        if w in words and count and _SEED_GAP.fullmatch(v.text[end:m.start()]):
+            end, count = m.end(), count + 1
+            continue
+        if count:
+            runs.append((start, end, count))
+        start, end, count = (m.start(), m.end(), 1) if w in words else (0, 0, 0)
+    if count:
+        runs.append((start, end, count))
+    return runs
+
+
+def _seed_phrases(v: View) -> list[FlaggedSpan]:
+    """Written-out wallet seeds: 12 or more BIP-39 words in a row, or 6 or more in a text about a
+    wallet or a seed. (A shorter run is left alone: prose has runs of three to five everywhere.)"""
+    said = bool(_SEED_WORDS.search(v.text))
+    return [FlaggedSpan("seed_phrase", *v.span(start, end)) for start, end, n in _seed_runs(v)
+            if n >= SEED_RUN_ALONE or (said and n >= SEED_RUN_SAID)]
+
+
+_CARD_NEAR = re.compile(r"(?i)\b(?:card|cards|visa|mastercard|master\s?card|maestro|amex|american express|discover|"
+                        r"diners|jcb|unionpay|debit|credit|barclaycard|\w+card)\b")
+#: What names a card's security code, in words: the code is then certain ("the three digits on the
+#: back are 4 1 7", "the number on the signature strip: 460").
+_CVV_SAID = re.compile(
+    r"(?i)\b(?:cvv2?|cvc2?|csc|cvn|card\s+verification\s+(?:code|value|number)|signature\s+(?:strip|panel|box)|"
+    r"(?:code|digits|numbers?)\s+on\s+(?:the\s+)?(?:back|reverse|rear)|back\s+of\s+(?:the|my|his|her|their)\s+"
+    r"(?:\w+\s+)?card)\b")
+#: The same in words that name it only beside a card ("the Amex's four-digit code is 2290").
+_CVV_NEAR_CARD = re.compile(r"(?i)\b(?:security\s+(?:code|number|digits)|verification\s+(?:code|value|number)|"
+                            r"(?:three|four|3|4)[- ]digits?(?:\s+(?:security\s+)?(?:code|number))?)\b")
+#: A card's security code after it: three or four digits, maybe spaced or dashed out ("8 3 1").
+_CVV_VALUE = re.compile(r"(?<!\d)(?<!\d[/.,:-])(?:\d{3,4}|\d(?:[ -]\d){2,3})(?!\d|[/.,:-]\d|\s?(?:%|am|pm|kg|km|mph|ml|gb|mb)\b)")
+#: A card's expiry date: MM/YY, MM/YYYY, MM-YY.
+_EXPIRY = re.compile(r"(?<![\d/.-])(?:0[1-9]|1[0-2])\s?[/-]\s?(?:\d{2}|20\d{2})(?![\d/.-])")
+_EXPIRY_SAID = re.compile(r"(?i)\b(?:exp(?:iry|ires|iring|iration)?|valid\s+(?:thru|through|until|till|to)|good\s+thru|"
+                          r"end\s+date)\b")
+
+
+def _card_codes(v: View) -> list[FlaggedSpan]:
+    """A card's security code named in words (certain) and its expiry date (possible: redacted)."""
+    t = v.text
+    out = []
+    said = [*_CVV_SAID.finditer(t), *(_CVV_NEAR_CARD.finditer(t) if _CARD_NEAR.search(t) else ())]
+    for m in said:
+        window = t[m.end():m.end() + 45]
+        for n in _CVV_VALUE.finditer(window):
+            if not re.search(r"[.;!?]\s", window[:n.start()]) and not re.fullmatch(r"(?:19|20)\d\d", n.group()):
+                out.append(FlaggedSpan("card_security_code", *v.span(m.end() + n.start(), m.end() + n.end())))
+                break
+        else:  # "460 is the code on the back"
+            before = t[max(0, m.start() - 25):m.start()]
+            n = None
+            for n in _CVV_VALUE.finditer(before):
+                pass
+            if n is not None and not re.search(r"[.;!?]\s", before[n.end():]):
+                a = m.start() - len(before) + n.start()
+                out.append(FlaggedSpan("card_security_code", *v.span(a, a + len(n.group()))))
+    if _CARD_NEAR.search(t) or said:
+        for m in _EXPIRY.finditer(t):
+            if _EXPIRY_SAID.search(t[max(0, m.start() - 25):m.start()]) or said:
+                out.append(FlaggedSpan("card_expiry", *v.span(m.start(), m.end()), certain=False))
+    return out
+
+
+def _every(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """Every match of a credential pattern, one per credential word: `finditer` would skip a word
+    inside an earlier match's 120 characters ("the PIN is on the card, the password is sunshine")."""
+    out, pos = [], 0
+    while (m := pattern.search(text, pos)) is not None:
+        out.append(m)
+        pos = m.end("what")
     return out
 
 
@@ -510,8 +635,8 @@ def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
     description of it (`FlaggedSpan.certain` False).
     """
     v = view(text)
-    found = _numbers(v) + _keys(v)
-    for m in [*_CRED.finditer(v.text), *_CRED_BARE.finditer(v.text)]:
+    found = _numbers(v) + _keys(v) + _seed_phrases(v) + _card_codes(v)
+    for m in [*_every(_CRED, v.text), *_every(_CRED_BARE, v.text)]:
         f = _credential(v, m)
         if f is not None:
             found.append(f)
