@@ -1,4 +1,4 @@
-"""What the encoder blend costs a Choice, against the same cross-encoder without it.
+"""What the encoder blend costs a Choice and a Noul, against the same cross-encoder without it.
 
     python bench/encoder_blend.py [--model-dir DIR] [--threads 2] [--seconds 3] [--json OUT]
 
@@ -7,8 +7,11 @@ config as shipped: encoder cosines blended in, long Choices shortlisted), **full
 every option read: `shortlist=False`) and **plain** (the same cross-encoder, its config without
 `encoder`, `blend` and `shortlist`). Each asks a 4-option Choice and a 150-option Choice about
 128-token states; a fresh state each call, so the state's embedding is never cached (the options'
-are, as in serving). Prints p50 ms per ask and each judge's ratio to plain. A benchmark, never a
-test: it asserts nothing.
+are, as in serving). Then one Noul and eight Nouls about such a state (the Noul floor, 0.6.1),
+with a fourth judge, **serial**: the blend with the encoder's cosines computed in line instead of
+on its own thread beside the cross-encoder's runs (what `SentenceEncoder.cosines_soon` buys).
+Prints p50 ms per ask and each judge's ratio to plain. A benchmark, never a test: it asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from local_judge import TEXT, timed
 
 from seams.judges.local import LocalJudge, read_model_dir, shipped_model_dir
 from seams.judges.local.runtime import machine
-from seams.questions import Choice
+from seams.questions import Choice, Noul
 
 FOUR = Choice(instructions="Which team should handle the ticket?", criteria={
     "billing": "charges, invoices and refunds", "technical": "bugs, outages and errors",
@@ -37,6 +40,29 @@ FOUR = Choice(instructions="Which team should handle the ticket?", criteria={
 MANY = Choice(instructions="What does the user want?", criteria={
     f"intent_{k}": f"{w} request number {k}" for k, w in enumerate(
         ["refund", "transfer", "balance", "card", "travel", "weather", "alarm", "music", "recipe", "timer"] * 15)})
+
+
+NOULS = [Noul(instructions=t) for t in (
+    "Is the customer asking for money back?", "Does the customer threaten to leave or dispute the charge?",
+    "Is the message about an invoice?", "Does the customer need an answer today?", "Is the customer angry?",
+    "Does the message mention an order number?", "Has the customer written before about this?",
+    "Is a refund already promised?")]
+
+
+def serial(judge: LocalJudge) -> LocalJudge:
+    """`judge` with its encoder's cosines computed in line, on the caller's thread."""
+    from concurrent.futures import Future
+
+    enc = judge.encoder
+    assert enc is not None
+
+    def now(options, text):  # type: ignore[no-untyped-def]
+        done: Future = Future()
+        done.set_result(enc.cosines(options, text))
+        return done
+
+    enc.cosines_soon = now  # type: ignore[method-assign]
+    return judge
 
 
 def plain_dir(model_dir: Path, work: Path) -> Path:
@@ -73,15 +99,24 @@ def main(argv: list[str] | None = None) -> int:
                 j.ask(f"Ticket {next(fresh)}. " + TEXT[:600], {"q": q})
             ms = timed({k: (lambda j=j: ask(j)) for k, j in judges.items()}, secs, min_runs=3, turn_s=1.0)
             res[name] = {k: statistics.median(v) for k, v in ms.items()}
+        nouls = {"blend": judges["blend"], "plain": judges["plain"],
+                 "serial": serial(LocalJudge(args.model_dir, intra_op_threads=args.threads))}
+        for k in (1, 8):
+            qs = {f"q{i}": q for i, q in enumerate(NOULS[:k])}
+            ms = timed({n: (lambda j=j, qs=qs: j.ask(f"Ticket {next(fresh)}. " + TEXT[:600], qs))
+                        for n, j in nouls.items()}, args.seconds, min_runs=3, turn_s=1.0)
+            res[f"{k} Noul{'s' if k > 1 else ''}"] = {n: statistics.median(v) for n, v in ms.items()}
     print(f"encoder blend cost · {judges['blend'].model_id} · threads {args.threads} · "
           f"load average {os.getloadavg()[0]:.2f}")
-    print("| Choice | blend p50 ms | full p50 ms | plain p50 ms | blend / plain | full / plain |")
-    print("|---|---|---|---|---|---|")
+    print("| ask | blend p50 ms | full p50 ms | serial p50 ms | plain p50 ms | blend / plain | full / plain | serial / plain |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, r in res.items():
-        print(f"| {name} | {r['blend']:.1f} | {r['full']:.1f} | {r['plain']:.1f} | "
-              f"×{r['blend'] / r['plain']:.2f} | ×{r['full'] / r['plain']:.2f} |")
+        cells = [f"{r[k]:.1f}" if k in r else "–" for k in ("blend", "full", "serial", "plain")]
+        ratios = [f"×{r[k] / r['plain']:.2f}" if k in r else "–" for k in ("blend", "full", "serial")]
+        print(f"| {name} | " + " | ".join(cells + ratios) + " |")
     if args.json:
-        args.json.write_text(json.dumps({"model": judges["blend"].model_id, "p50_ms": res}, indent=2) + "\n")
+        args.json.write_text(json.dumps({"machine": machine().line(), "model": judges["blend"].model_id,
+                                         "threads": args.threads, "p50_ms": res}, indent=2) + "\n")
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ def _bag_cosine(a: str, b: str) -> float:
     from tinymodel import SPECIALS, vocabulary
 
     words = [w for w in vocabulary() if w not in SPECIALS]
-    ca, cb = (np.array([s.lower().replace(":", " ").split().count(w) for w in words], dtype=float) for s in (a, b))
+    ca, cb = (np.array([re.findall(r"[a-z]+", s.lower()).count(w) for w in words], dtype=float) for s in (a, b))
     return float(ca @ cb / math.sqrt((ca @ ca) * (cb @ cb)))
 
 
@@ -160,3 +161,108 @@ def test_a_shortlist_needs_a_blended_choice(tmp_path: Path) -> None:
         "blend": {"choice": {"cosine": 1.0}}, "shortlist": {"above": 8, "keep": 16}})
     with pytest.raises(ConfigError, match=r"keep \(16\) must not exceed above \(8\)"):
         LocalJudge(root)
+
+
+def test_a_noul_floor_reads_the_hypothesis_cosine(tmp_path: Path) -> None:
+    """A Noul blend (the floor under the judge): z = a·logit + b·cos(hypothesis, state) + c."""
+    floor = {"logit": 0.5, "cosine": 3.0, "bias": -0.25}
+    blended = _judge(tmp_path / "floor", {"noul": floor})
+    plain = _judge(tmp_path / "plain", None)
+    state = "yes, the invoice was charged twice"
+    charged = Noul(instructions="Was the invoice charged twice?")
+    raw = plain.ask(state, {"y": charged}).answers["y"].noul
+    cos = _bag_cosine(option_texts(charged)[0], state)
+    assert cos > 0.5  # the hypothesis shares words with the state, so the blend moves the answer
+    want = 1 / (1 + math.exp(-(0.5 * math.log(raw / (1 - raw)) + 3.0 * cos - 0.25)))
+    assert blended.ask(state, {"y": charged}).answers["y"].noul == pytest.approx(want, abs=1e-5)
+    states = [state, "filler text", "the customer ticket", "word word"]
+    assert [a.answers for a in blended.ask_many(states, {"y": charged})] == \
+        [blended.ask(s, {"y": charged}).answers for s in states]
+
+
+def test_cosines_nothing_waits_for_run_on_the_encoder_s_thread(tmp_path: Path, monkeypatch) -> None:
+    """A Noul's or a short Choice's cosines run beside the cross-encoder's pairs; a long Choice's
+    are needed for its shortlist, so they run first, on the caller's thread."""
+    import threading
+
+    judge = _judge(tmp_path / "m", {"noul": {"cosine": 1.0}, "choice": {"cosine": 8.0}}, max_length=128)
+    cfg = json.loads((tmp_path / "m" / "config.json").read_text())
+    cfg["shortlist"] = {"above": 24, "keep": 4}
+    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
+    judge = LocalJudge(tmp_path / "m", intra_op_threads=1)
+    encoder = judge.encoder
+    assert encoder is not None
+    seen: list[str] = []
+    run = encoder._run
+
+    def spy(texts):
+        seen.append(threading.current_thread().name)
+        return run(texts)
+
+    monkeypatch.setattr(encoder, "_run", spy)
+    judge.ask("the invoice was charged twice", {"y": YES, "t": TEAM})
+    assert seen and all(name.startswith("seams-encoder") for name in seen)
+    seen.clear()
+    judge.ask("the invoice was charged twice again", {"r": _roster()})
+    assert seen == [threading.current_thread().name]
+
+
+def test_an_encoder_failure_on_its_thread_is_the_caller_s_error(tmp_path: Path, monkeypatch) -> None:
+    from seams.errors import ModelError
+
+    judge = _judge(tmp_path / "m", {"noul": {"cosine": 1.0}})
+    assert judge.encoder is not None
+
+    def broken(texts):
+        raise ModelError("encoder.onnx: onnxruntime failed: broken on purpose")
+
+    monkeypatch.setattr(judge.encoder, "_run", broken)
+    with pytest.raises(ModelError, match="broken on purpose"):
+        judge.ask("the invoice was charged twice", {"y": YES})
+
+
+def test_k_nouls_about_one_state_embed_it_once(tmp_path: Path, monkeypatch) -> None:
+    """The floor costs one encoder run per state, not per question; question texts are embedded
+    once per judge (cached by text), so asking them again about a new state embeds only the state."""
+    judge = _judge(tmp_path / "m", {"noul": {"logit": 0.5, "cosine": 1.0}})
+    assert judge.encoder is not None
+    embedded: list[str] = []
+    run = judge.encoder._run
+
+    def spy(texts):
+        embedded.extend(texts)
+        return run(texts)
+
+    monkeypatch.setattr(judge.encoder, "_run", spy)
+    qs = {f"q{k}": Noul(instructions=f"Is it {w}?") for k, w in enumerate(["red", "green", "blue", "calm"])}
+    judge.ask("the ticket was red", qs)
+    assert embedded.count("the ticket was red") == 1 and len(embedded) == 5
+    embedded.clear()
+    judge.ask("the ticket was blue", qs)
+    assert embedded == ["the ticket was blue"]
+
+
+def test_a_noul_relating_two_named_fields_reads_the_logit_alone(tmp_path: Path) -> None:
+    """The floor reads the cosine of a question with what the state is about; a Noul that relates
+    two named fields (`noul_relational`, the logit alone by default) is not about that."""
+    blended = _judge(tmp_path / "floor", {"noul": {"logit": 1.0, "cosine": 3.0}})
+    plain = _judge(tmp_path / "plain", None)
+    state = {"claim": "the invoice was charged twice", "source": "yes, the invoice was charged twice"}
+    pair = Noul(instructions="Does the `source` support the `claim`?")
+    one = Noul(instructions="Was the invoice charged twice, as the `claim` says?")
+    got, bare = blended.ask(state, {"p": pair, "o": one}).answers, plain.ask(state, {"p": pair, "o": one}).answers
+    assert got["p"].noul == pytest.approx(bare["p"].noul, abs=1e-9)  # untouched by the floor
+    def logit(p: float) -> float:
+        return math.log(p / (1 - p))
+
+    # one field named: the floor applies (its answers are near 1, so compared as logits)
+    assert abs(logit(got["o"].noul) - logit(bare["o"].noul)) > 0.1
+    # a named pair the state does not hold is no relation: the floor applies again
+    other = {"text": "yes, the invoice was charged twice"}
+    assert abs(logit(blended.ask(other, {"p": pair}).answers["p"].noul)
+               - logit(plain.ask(other, {"p": pair}).answers["p"].noul)) > 0.1
+    # and the relational weights are the config's to set
+    tuned = _judge(tmp_path / "tuned", {"noul": {"cosine": 3.0}, "noul_relational": {"logit": 2.0}})
+    raw = bare["p"].noul
+    want = 1 / (1 + math.exp(-2.0 * math.log(raw / (1 - raw))))
+    assert tuned.ask(state, {"p": pair}).answers["p"].noul == pytest.approx(want, abs=1e-6)

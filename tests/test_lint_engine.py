@@ -199,13 +199,11 @@ def _shipped_model_present() -> bool:
 
 
 @pytest.mark.skipif(not _shipped_model_present(), reason="the shipped model is not in this tree yet")
-def test_the_shipped_model_judges_a_few_units(tmp_path: Path) -> None:
+def test_the_shipped_model_judges_a_few_units(tmp_path: Path, shipped_judge) -> None:
     """The real local model on three units: every judged unit gets a probability and a threshold
     (what it decides is measured in docs/lint.md, not asserted here)."""
-    from seams.judges.local import LocalJudge
-
     (tmp_path / "m.py").write_text(CODE.split("def add")[0])
-    judge = LocalJudge(intra_op_threads=1)
+    judge = shipped_judge
     result = lint([tmp_path], judge_on(load_rules()), judge=judge, root=tmp_path, show_unsure=True)
     assert result.judged >= 3 and result.model == judge.model_id
     for f in result.findings:

@@ -17,12 +17,8 @@ MODEL = Path(__file__).resolve().parents[1] / "seams" / "models" / "seams-minilm
 
 
 @pytest.fixture(scope="module")
-def judge():
-    if not MODEL.exists():
-        pytest.skip(f"the shipped model {MODEL} does not exist yet")
-    from seams.judges.local import LocalJudge
-
-    return LocalJudge(MODEL.parent, intra_op_threads=1)
+def judge(shipped_judge):
+    return shipped_judge
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ fitted on gets the rubric's written cut-points. How well the heads separate is m
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -20,16 +18,10 @@ from seams.rubric import Rubric
 
 from .fixed_judge import FixedJudge
 
-MODEL = Path(__file__).resolve().parents[1] / "seams" / "models" / "seams-minilm"
-
 
 @pytest.fixture(scope="module")
-def judge():
-    if not (MODEL / "model.onnx").exists():
-        pytest.skip(f"the shipped model {MODEL} does not exist yet")
-    from seams.judges.local import LocalJudge
-
-    return LocalJudge(MODEL, intra_op_threads=1)
+def judge(shipped_judge):
+    return shipped_judge
 
 
 def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):

@@ -24,16 +24,10 @@ from seams.secrets import find_secrets, luhn_ok, redact, redact_values
 
 from .fixed_judge import FixedJudge
 
-MODEL = Path(__file__).resolve().parents[1] / "seams" / "models" / "seams-minilm"
-
 
 @pytest.fixture(scope="module")
-def judge():
-    if not (MODEL / "model.onnx").exists():
-        pytest.skip(f"the shipped model {MODEL} does not exist yet")
-    from seams.judges.local import LocalJudge
-
-    return LocalJudge(MODEL, intra_op_threads=1)
+def judge(shipped_judge):
+    return shipped_judge
 
 
 @pytest.fixture

