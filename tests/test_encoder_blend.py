@@ -266,3 +266,13 @@ def test_a_noul_relating_two_named_fields_reads_the_logit_alone(tmp_path: Path) 
     raw = bare["p"].noul
     want = 1 / (1 + math.exp(-2.0 * math.log(raw / (1 - raw))))
     assert tuned.ask(state, {"p": pair}).answers["p"].noul == pytest.approx(want, abs=1e-6)
+
+
+def test_costing_an_ask_runs_no_encoder_work_it_does_not_need(tmp_path: Path, monkeypatch) -> None:
+    judge = _judge(tmp_path / "m", {"noul": {"cosine": 1.0}, "choice": {"cosine": 8.0}})
+    assert judge.encoder is not None
+    ran: list[str] = []
+    run = judge.encoder._run
+    monkeypatch.setattr(judge.encoder, "_run", lambda texts: ran.extend(texts) or run(texts))
+    assert judge.cost("the invoice was charged twice", {"y": YES, "t": TEAM}) == (1, 3)
+    assert ran == []  # neither the Noul's nor the short Choice's cosines decide the plan

@@ -376,7 +376,7 @@ class LocalJudge(SyncJudge):
 
     def _plan_state(
         self, plan: _Plan, i: int, state: Any, hyp: dict[str, _Hypotheses], where: str,
-        limits: WorkLimits | None = None, with_features: bool = False,
+        limits: WorkLimits | None = None, with_features: bool = False, answers: bool = True,
     ) -> None:
         """Add every (hypothesis, window) pair of state `i` to `plan`.
 
@@ -384,7 +384,8 @@ class LocalJudge(SyncJudge):
         of its fields); questions with the same view share its text, tokens and windows. With
         `limits`, the call's runs (hypotheses × windows, counted before any pair is built) are
         checked against `max_pairs`, the tokens of its pairs (summed as they are built, before any
-        runs) against `max_tokens`, and the deadline before each question.
+        runs) against `max_tokens`, and the deadline before each question. With `answers=False`
+        (a plan only inspected, `cost`) the cosines nothing in the plan needs are not computed.
         """
         views: dict[tuple[str, ...] | None, _View] = {}
         for qid, h in hyp.items():
@@ -411,7 +412,7 @@ class LocalJudge(SyncJudge):
                 if self._shortlists(h, with_features):
                     cos = plan.cos[(i, qid)] = self._encoder.cosines(h.cos_texts, view.text)
                     keep = self._shortlist(h, cos)
-                else:  # nothing in the plan waits for them: computed while the pairs run
+                elif answers:  # nothing in the plan waits for them: computed while the pairs run
                     plan.cos[(i, qid)] = self._encoder.cosines_soon(h.cos_texts, view.text)
             if len(view.whole.ids) <= h.size:
                 windows, key_size = [view.whole], -1
@@ -450,7 +451,7 @@ class LocalJudge(SyncJudge):
         """All pairs of `states` in one plan (for inspection; `ask_many` plans in passes)."""
         plan, hyp = _Plan(), self._question_hypotheses(questions)
         for i, state in enumerate(states):
-            self._plan_state(plan, i, state, hyp, f"states[{i}]")
+            self._plan_state(plan, i, state, hyp, f"states[{i}]", answers=False)
         return plan
 
     def _split(self, text: str, size: int) -> list[Encoding]:
