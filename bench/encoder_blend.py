@@ -8,8 +8,9 @@ every option read: `shortlist=False`) and **plain** (the same cross-encoder, its
 `encoder`, `blend` and `shortlist`). Each asks a 4-option Choice and a 150-option Choice about
 128-token states; a fresh state each call, so the state's embedding is never cached (the options'
 are, as in serving). Then one Noul and eight Nouls about such a state (the Noul floor, 0.6.1),
-with a fourth judge, **serial**: the blend with the encoder's cosines computed in line instead of
-on its own thread beside the cross-encoder's runs (what `SentenceEncoder.cosines_soon` buys).
+with the blend placed both ways whatever the threads say: **beside** (the encoder's cosines on its
+own thread while the cross-encoder runs, `SentenceEncoder.cosines_soon`) and **serial** (in line).
+`LocalJudge` itself puts them beside only when its threads leave a core free.
 Prints p50 ms per ask and each judge's ratio to plain. A benchmark, never a test: it asserts
 nothing.
 """
@@ -49,19 +50,10 @@ NOULS = [Noul(instructions=t) for t in (
     "Is a refund already promised?")]
 
 
-def serial(judge: LocalJudge) -> LocalJudge:
-    """`judge` with its encoder's cosines computed in line, on the caller's thread."""
-    from concurrent.futures import Future
-
-    enc = judge.encoder
-    assert enc is not None
-
-    def now(options, text):  # type: ignore[no-untyped-def]
-        done: Future = Future()
-        done.set_result(enc.cosines(options, text))
-        return done
-
-    enc.cosines_soon = now  # type: ignore[method-assign]
+def placed(judge: LocalJudge, beside: bool) -> LocalJudge:
+    """`judge` with its encoder's cosines computed beside the cross-encoder's runs, on the
+    encoder's own thread (`beside`), or in line on the caller's, whatever its threads say."""
+    judge._beside = beside
     return judge
 
 
@@ -100,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             ms = timed({k: (lambda j=j: ask(j)) for k, j in judges.items()}, secs, min_runs=3, turn_s=1.0)
             res[name] = {k: statistics.median(v) for k, v in ms.items()}
         nouls = {"blend": judges["blend"], "plain": judges["plain"],
-                 "serial": serial(LocalJudge(args.model_dir, intra_op_threads=args.threads))}
+                 "beside": placed(LocalJudge(args.model_dir, intra_op_threads=args.threads), True),
+                 "serial": placed(LocalJudge(args.model_dir, intra_op_threads=args.threads), False)}
         for k in (1, 8):
             qs = {f"q{i}": q for i, q in enumerate(NOULS[:k])}
             ms = timed({n: (lambda j=j, qs=qs: j.ask(f"Ticket {next(fresh)}. " + TEXT[:600], qs))
@@ -108,11 +101,13 @@ def main(argv: list[str] | None = None) -> int:
             res[f"{k} Noul{'s' if k > 1 else ''}"] = {n: statistics.median(v) for n, v in ms.items()}
     print(f"encoder blend cost · {judges['blend'].model_id} · threads {args.threads} · "
           f"load average {os.getloadavg()[0]:.2f}")
-    print("| ask | blend p50 ms | full p50 ms | serial p50 ms | plain p50 ms | blend / plain | full / plain | serial / plain |")
-    print("|---|---|---|---|---|---|---|---|")
+    cols = ("blend", "full", "beside", "serial")
+    print("| ask | " + " | ".join(f"{c} p50 ms" for c in (*cols, "plain")) + " | "
+          + " | ".join(f"{c} / plain" for c in cols) + " |")
+    print("|---|" + "---|" * (2 * len(cols) + 1))
     for name, r in res.items():
-        cells = [f"{r[k]:.1f}" if k in r else "–" for k in ("blend", "full", "serial", "plain")]
-        ratios = [f"×{r[k] / r['plain']:.2f}" if k in r else "–" for k in ("blend", "full", "serial")]
+        cells = [f"{r[k]:.1f}" if k in r else "–" for k in (*cols, "plain")]
+        ratios = [f"×{r[k] / r['plain']:.2f}" if k in r else "–" for k in cols]
         print(f"| {name} | " + " | ".join(cells + ratios) + " |")
     if args.json:
         args.json.write_text(json.dumps({"machine": machine().line(), "model": judges["blend"].model_id,

@@ -14,22 +14,21 @@ Each user turn goes through three seams written as decorators around ordinary fu
 
 Every decision is appended to an audit log (JSON lines, no raw state).
 
-What the run shows on the shipped model (0.6, as on 0.5): the confirm-before-act seam refuses the
+What the run shows on the shipped model (0.6.1): the confirm-before-act seam refuses the
 action that does not match its request ("delete all bookings" for "show me my trips") and queues
 the cancellation for a person, whose answer is exported as labelled data; the router picks a tier
 for each turn (the same, `medium`, for all five: this model reads their difficulty alike). The
 escalation seam is over-cautious on this model: it hands *every* turn to a person, the plain
-travel question included. Since `asks_human` is asked of the message alone it no longer fires on
-them (0.16–0.18 for the travel question and the trips, 0.35–0.44 beside the context); the scope
-rule does instead: its cut-points, fitted on banking and CLINC requests where a miss costs five
-handovers, sit at 0.19 / 0.33, and `out_of_scope` reads 0.20–0.30 for this travel assistant's own
-requests (0.82 for comparing itineraries). The demand for a human goes to a person through the
-band of `harm` (0.14), the first rule read. Each hand-over prints the rule and the number that
-sent it. Three of them sit within 0.35 logits of a cut-point, nearer than two CPUs' logits can
-differ (docs/local-judge.md, "Same answers on every CPU"): the hotel cancellation (scope 0.30
-against 0.33), the upcoming trips (scope 0.195 against 0.19) and the demand for a person (harm
-0.14 in its 0.12–0.30 band); on another CPU one of those may land on the other side. That is the model's weakness on yes/no questions it was not trained for (issue #21),
-shown as it is; a better judge is one argument away (`gate(..., judge=...)`).
+travel question included. `asks_human` is asked of the message alone and does not fire on them
+(0.26–0.30); the scope rule sends the two questions (`out_of_scope` 0.26 for the Lisbon question,
+in the band of its cut-points 0.19 / 0.39 fitted on banking and CLINC requests where a miss costs
+five handovers; 0.82 for comparing itineraries) and `harm`, the first rule read, the other three
+(0.10 for the cancellation, in its 0.06–0.23 band; 0.26 for the trips and 0.31 for the demand for
+a person, above it). Each hand-over prints the rule and the number that sent it. One of them sits
+within 0.35 logits of a cut-point, nearer than two CPUs' logits can differ (docs/local-judge.md,
+"Same answers on every CPU"): the upcoming trips (harm 0.26 against 0.23); on another CPU it may
+land on the other side. That is the model's weakness on yes/no questions it was not trained for
+(issue #21), shown as it is; a better judge is one argument away (`gate(..., judge=...)`).
 """
 
 from __future__ import annotations

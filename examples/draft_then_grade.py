@@ -11,7 +11,7 @@ What it shows, on the shipped model with no key:
    In the run: the Kilimanjaro draft ships first time; the Eiffel Tower draft does not answer
    "when", is escalated, and the strong draft ships; the Australia task's sources carry an
    injection, so the small draft (the injection itself) is stopped; the strong draft, the
-   injection beside the answer, reads 0.22 against a cut-point of 0.22 — on the machines measured
+   injection beside the answer, reads 0.34 against a cut-point of 0.31 — on the machines measured
    it is stopped too and a person looks, but it is too near the cut-point to promise that on
    every CPU (docs/local-judge.md, "Same answers on every CPU"). The two "models" are stand-ins (the
    first source sentence; all the sources in order) so the example runs offline: replace

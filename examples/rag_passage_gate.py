@@ -13,11 +13,11 @@ The gate reads contradiction only against a *statement*: a question ("Why is the
 from space?") has no truth value to contradict, and the rubric skips the rule for one (`when:
 {field: query, is: statement}`), so this example checks a claim.
 
-On the shipped model (0.6) every denial is set apart on the machines measured, the long, hedged
+On the shipped model (0.6.1, as on 0.6) every denial is set apart on the machines measured, the long, hedged
 one (#1, "not visible to the naked eye from low Earth orbit; astronauts … said they could not see
 it") included: 0.5 read that one as support and kept it as evidence, and the output marks such a
 miss (`model miss`) rather than hiding it. #1's contradiction reads 0.221 against a cut-point of
-0.22, nearer than two CPUs' logits can differ (docs/local-judge.md, "Same answers on every CPU"),
+0.216, nearer than two CPUs' logits can differ (docs/local-judge.md, "Same answers on every CPU"),
 so on another CPU it may be the one marked miss. The car maker (#4, relevance 0.11) waits for a look rather than being
 dropped: its relevance lands in the band of the contradiction rule's relevance gate, which sends
 an unsure passage to review.

@@ -5,17 +5,45 @@ decision read is farther from its rule's cut-points than two CPUs' logits can di
 `tests/test_cpu_parity.py`'s (`LOGIT_MAX`), so the margin is measured in logits too: the smallest
 |logit(p) − logit(cut)| over every rule in the decision's trace, against the cut-points that were
 applied (the fitted ones when the calibration was in force, else the rubric's own).
+
+A Noul read through the Noul floor (0.6.1: `a·logit + b·cos + c`, docs/local-judge.md) has a
+logit two CPUs move by at most `a·LOGIT_MAX + b·COSINE_MAX`, less than the cross-encoder's own;
+its distance is scaled by `LOGIT_MAX` over that bound, so every margin is in the cross-encoder's
+logits and compares with `LOGIT_MAX`. A question that names two or more fields in backticks is
+taken to relate them (the logit alone, unscaled): the safe side when one of them is missing. A
+question a fitted head answers is unscaled too.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from functools import cache
 
-from seams import Decision, Rubric
+from seams import Decision, Noul, Rubric
 from seams.decision import RuleTrace
+from seams.judges.local import shipped_model_dir
+from seams.state import backtick_refs
 
 #: Two CPUs' logits differ by at most this much on the parity pairs (the bound that test holds).
 LOGIT_MAX = 0.35
+#: ... and the encoder's cosines by at most this much (tests/test_cpu_parity.py's COSINE_MAX).
+COSINE_MAX = 0.02
+
+
+@cache
+def _floor_scale() -> float:
+    """LOGIT_MAX over what two CPUs can move a floor-blended Noul's logit by (1 without a floor)."""
+    blend = json.loads((shipped_model_dir() / "config.json").read_text()).get("blend") or {}
+    w = blend.get("noul", {"logit": 1.0, "cosine": 0.0})
+    return LOGIT_MAX / (abs(w["logit"]) * LOGIT_MAX + abs(w["cosine"]) * COSINE_MAX)
+
+
+def _scale(rubric: Rubric, row: RuleTrace) -> float:
+    q = rubric.questions.get(row.question)
+    if not isinstance(q, Noul) or len(set(backtick_refs(q.instructions))) >= 2 or row.question in rubric.current_heads:
+        return 1.0  # the logit alone, or a head's (its own bound is not measured: unscaled, the safe side)
+    return _floor_scale()
 
 
 def _logit(p: float) -> float:
@@ -45,7 +73,7 @@ def margin(rubric: Rubric, decision: Decision) -> float:
             continue
         high, low = cut_points(rubric, row, decision)
         for cut in {high, low}:
-            out = min(out, abs(_logit(row.probability) - _logit(cut)))
+            out = min(out, abs(_logit(row.probability) - _logit(cut)) * _scale(rubric, row))
     return out
 
 

@@ -190,6 +190,7 @@ def test_cosines_nothing_waits_for_run_on_the_encoder_s_thread(tmp_path: Path, m
     cfg["shortlist"] = {"above": 24, "keep": 4}
     (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
     judge = LocalJudge(tmp_path / "m", intra_op_threads=1)
+    judge._beside = True  # as on a machine with a core beside the cross-encoder's one thread
     encoder = judge.encoder
     assert encoder is not None
     seen: list[str] = []
@@ -205,12 +206,18 @@ def test_cosines_nothing_waits_for_run_on_the_encoder_s_thread(tmp_path: Path, m
     seen.clear()
     judge.ask("the invoice was charged twice again", {"r": _roster()})
     assert seen == [threading.current_thread().name]
+    # where the cross-encoder's threads take every core, the encoder runs in line instead
+    seen.clear()
+    judge._beside = False
+    judge.ask("a new ticket about the invoice", {"y": YES})
+    assert seen == [threading.current_thread().name]
 
 
 def test_an_encoder_failure_on_its_thread_is_the_caller_s_error(tmp_path: Path, monkeypatch) -> None:
     from seams.errors import ModelError
 
     judge = _judge(tmp_path / "m", {"noul": {"cosine": 1.0}})
+    judge._beside = True
     assert judge.encoder is not None
 
     def broken(texts):

@@ -188,7 +188,7 @@ def test_rules_with_their_judge_off_say_why_once_and_load_no_model(repo: Path, t
     notes = [line for line in res.stderr.splitlines() if line.startswith("note: rule ")]
     assert sorted(n.split(":")[1].strip() for n in notes) == [
         "rule irreversible-migration", "rule name-mismatch", "rule secret-or-debug", "rule swallowed-error"]
-    assert all("the judge is not asked (model 0.6 has no signal on it: held-out AUC" in n for n in notes)
+    assert all("the judge is not asked (model 0.6.1 has no signal on it: held-out AUC" in n for n in notes)
     assert "it has no deterministic check, so it finds nothing" in next(n for n in notes if "name-mismatch" in n)
     assert "no judge asked (checks only)" in res.stdout and "name-mismatch" not in res.stdout
 

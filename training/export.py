@@ -26,7 +26,7 @@ import numpy as np
 
 MODEL_FAMILY = "seams-minilm-l6-xenc"
 #: The release the exported weights belong to; bump it with every retrain.
-MODEL_VERSION = "0.6"
+MODEL_VERSION = "0.6.1"
 #: the largest mean |fp32 − int8| logit an export accepts (see the parity check in `export`)
 MAX_MEAN_ABS_INT8 = 0.25
 

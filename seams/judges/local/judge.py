@@ -17,6 +17,7 @@ many threads; onnxruntime allows concurrent `run` calls on one session.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -73,7 +74,10 @@ class LocalJudge(SyncJudge):
         shipped with the package.
     intra_op_threads:
         onnxruntime's intra-op threads. None lets onnxruntime choose (one per physical core); set
-        it lower when several judges or processes share a machine.
+        it lower when several judges or processes share a machine. With fewer threads than the
+        machine has cores, a blended question's encoder run goes beside the cross-encoder's on a
+        core of its own (on 2 cores, `intra_op_threads=1` makes a one-Noul ask of 0.6.1 cost what
+        the cross-encoder alone costs; docs/local-judge.md, "The encoder blend").
     max_batch_size, max_batch_tokens:
         Limits of one onnxruntime run, in pairs and in padded tokens. They bound memory and keep
         batches efficient; on a float model they never change an answer. A model whose config
@@ -128,6 +132,10 @@ class LocalJudge(SyncJudge):
         self._session = load_session(self._dir.onnx_path, intra_op_threads)
         self._input_types, self._feature_dim = _check_io(self._session, self._dir)
         self.intra_op_threads = intra_op_threads
+        #: Whether the encoder's runs go beside the cross-encoder's: only when its threads leave a
+        #: core free (2 cores, one Noul against the cross-encoder alone: 1 thread, ×0.99 beside and
+        #: ×1.72 in line; 2 threads, ×1.92 beside and ×1.71 in line; bench/encoder_blend.py).
+        self._beside = intra_op_threads is not None and intra_op_threads < (os.cpu_count() or 1)
         if max_batch_size is None:
             max_batch_size = 1 if self._config.batch_dependent else DEFAULT_MAX_BATCH_SIZE
         self.max_batch_size = max_batch_size
@@ -137,14 +145,19 @@ class LocalJudge(SyncJudge):
         self.shortlist = shortlist
         self._cache: dict[str, Encoding] = {}
         self._cache_lock = threading.Lock()
-        self._encoder = self._load_encoder(intra_op_threads)
+        self._encoder = self._load_encoder()
 
-    def _load_encoder(self, threads: int | None) -> SentenceEncoder | None:
-        """The sentence encoder of a config with a blend that reads cosines; None otherwise."""
+    def _load_encoder(self) -> SentenceEncoder | None:
+        """The sentence encoder of a config with a blend that reads cosines; None otherwise.
+
+        Its session runs on one thread whatever `intra_op_threads` says: it mostly runs beside the
+        cross-encoder (`SentenceEncoder.cosines_soon`), and two multi-threaded sessions at once
+        fight for the cores (one Noul ask on 2 cores, 2 threads: 56.6 ms with a 2-thread encoder,
+        40.2 ms with a 1-thread one; `bench/encoder_blend.py`, docs/local-judge.md)."""
         enc, path, blend = self._config.encoder, self._dir.encoder_path, self._config.blend
         if enc is None or path is None or blend is None or not blend.reads_cosine:
             return None
-        return SentenceEncoder(path, enc, self._tokenizer, load_session(path, threads), self._pad_id,
+        return SentenceEncoder(path, enc, self._tokenizer, load_session(path, 1), self._pad_id,
                                batch_size=1 if self._config.batch_dependent else 32)
 
     def _blend(self, question: Question, state: Any = None) -> BlendWeights | None:
@@ -412,8 +425,12 @@ class LocalJudge(SyncJudge):
                 if self._shortlists(h, with_features):
                     cos = plan.cos[(i, qid)] = self._encoder.cosines(h.cos_texts, view.text)
                     keep = self._shortlist(h, cos)
-                elif answers:  # nothing in the plan waits for them: computed while the pairs run
+                elif not answers:
+                    pass  # an inspected plan: nothing in it needs them
+                elif self._beside:  # a core is free: computed there while the pairs run
                     plan.cos[(i, qid)] = self._encoder.cosines_soon(h.cos_texts, view.text)
+                else:  # every core is the cross-encoder's: in line (side by side they fight)
+                    plan.cos[(i, qid)] = self._encoder.cosines(h.cos_texts, view.text)
             if len(view.whole.ids) <= h.size:
                 windows, key_size = [view.whole], -1
             else:
