@@ -16,13 +16,13 @@ question a fitted head answers is unscaled too.
 
 from __future__ import annotations
 
-import json
 import math
 from functools import cache
 
 from seams import Decision, Noul, Rubric
 from seams.decision import RuleTrace
-from seams.judges.local import shipped_model_dir
+from seams.judges.local import read_model_dir, shipped_model_dir
+from seams.judges.local.config import BlendWeights
 from seams.state import backtick_refs
 
 #: Two CPUs' logits differ by at most this much on the parity pairs (the bound that test holds).
@@ -34,9 +34,9 @@ COSINE_MAX = 0.02
 @cache
 def _floor_scale() -> float:
     """LOGIT_MAX over what two CPUs can move a floor-blended Noul's logit by (1 without a floor)."""
-    blend = json.loads((shipped_model_dir() / "config.json").read_text()).get("blend") or {}
-    w = blend.get("noul", {"logit": 1.0, "cosine": 0.0})
-    return LOGIT_MAX / (abs(w["logit"]) * LOGIT_MAX + abs(w["cosine"]) * COSINE_MAX)
+    blend = read_model_dir(shipped_model_dir()).config.blend
+    w = blend.noul if blend is not None else BlendWeights()
+    return LOGIT_MAX / (abs(w.logit) * LOGIT_MAX + abs(w.cosine) * COSINE_MAX)
 
 
 def _scale(rubric: Rubric, row: RuleTrace) -> float:

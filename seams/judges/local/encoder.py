@@ -88,16 +88,16 @@ class SentenceEncoder:
         embedding is cached. One worker: the encoder's runs queue behind each other, never
         beside each other, so callers overlapping it with the cross-encoder use at most one
         more core."""
-        texts = [*options, text]
         with self._lock:
-            cached = all(t in self._cache for t in texts)
+            cached = all(t in self._cache for t in (*options, text))
             if not cached and self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seams-encoder")
             pool = self._pool
-        if cached or pool is None:
+        if cached:
             done: Future[np.ndarray] = Future()
             done.set_result(self.cosines(options, text))
             return done
+        assert pool is not None  # made above for the first text not cached
         return pool.submit(self.cosines, list(options), text)
 
     def _run(self, texts: list[str]) -> list[np.ndarray]:

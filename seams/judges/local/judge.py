@@ -323,7 +323,7 @@ class LocalJudge(SyncJudge):
                     plan.pairs = []  # the lengths stay for usage; the token arrays can go
                     plan = _Plan(runs=plan.runs, tokens=plan.tokens)
             out: list[tuple[Answers, dict[str, PairFeatures] | None]] = []
-            for done, logits, feats in passes:
+            for done, _, _ in passes:
                 done.resolve()  # the encoder's cosines, computed beside the runs
             latency = (time.perf_counter() - t0) * 1000
             for done, logits, feats in passes:
@@ -358,8 +358,7 @@ class LocalJudge(SyncJudge):
         if w is None:
             return grid
         cos = plan.cos.get((i, qid))
-        if isinstance(cos, Future):
-            cos = plan.cos[(i, qid)] = cos.result()  # `_plan` callers read a plan unresolved
+        assert not isinstance(cos, Future), "answers are read after _Plan.resolve"
         out = w.logit * grid + w.bias
         return out + w.cosine * cos[:, None] if cos is not None else out
 
