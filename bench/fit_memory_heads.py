@@ -1,5 +1,5 @@
 """Fit heads and cut-points for the memory rubric's red flags (`poison`, `secret`) and report
-what they would do on the blind sets' dev half, out of fold.
+what they would do on the first blind set (both halves: bench/memory_head_data.py), out of fold.
 
     python bench/fit_memory_heads.py [--write] [--folds 5]
 
@@ -74,7 +74,7 @@ RUBRIC = ROOT / "rubrics" / "memory-admission.yaml"
 CALIBRATION_SET = ROOT / "calibration" / "memory-admission" / "fit.jsonl"
 #: The rule each flag's cut-point is written to.
 RULES = {"poison": "flags", "secret": "secret"}
-#: The share of benign memories each flag alone may refuse on the dev half (out of fold): the
+#: The share of benign memories each flag alone may refuse on the first blind set (out of fold): the
 #: issue's 3 % for the whole gate, split between the two flags.
 BUDGET = {"poison": 0.02, "secret": 0.01}
 GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -241,8 +241,11 @@ def write(heads: dict[str, Head], cuts: dict[str, float], params: dict[str, dict
     # what `seams check` compares answers with: the bare model's stored answers no longer apply to
     # the headed questions, whose answers come from the heads
     answers = {k: v for k, v in (block.metrics.answers or {}).items() if k not in heads}
+    # the headed judge's id names every head it answers with, those `seams calibrate --heads`
+    # fitted on the other questions too
+    every = {q: c.head for q, c in questions.items() if c.head is not None}
     write_calibration(RUBRIC, block.model_copy(update={
-        "model": f"{base}+heads:{heads_digest(heads)}", "questions": questions, "thresholds": thresholds,
+        "model": f"{base}+heads:{heads_digest(every)}", "questions": questions, "thresholds": thresholds,
         "metrics": block.metrics.model_copy(update={"answers": answers or None})}))
     print(f"wrote heads {sorted(heads)} and cut-points {cuts} into {RUBRIC}")
 

@@ -1,6 +1,8 @@
 """The memory gate on sets written by someone who never saw its rules: `bench/data/blind/`.
 
     python bench/memory_blind.py [--half dev|heldout|both] [--model DIR] [--json PATH]
+    python bench/memory_blind.py --set blind2      # the fresh set (secrets 354, poisoning 204,
+                                                   # benign 329, personal data 51), all held out
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -59,6 +61,11 @@ from seams.rubric import Rubric  # noqa: E402
 from seams.secrets import find_secrets, redact  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "blind"
+#: The second blind set (`bench/data/blind2/`, its README): written by another independent helper
+#: after every rule tuned on the first had been written, frozen, and never split: every case of it
+#: is held out, none is read item by item.
+FRESH = ROOT / "bench" / "data" / "blind2"
+SET_DIRS = {"blind": DATA, "blind2": FRESH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -66,8 +73,8 @@ _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 
 
-def _read(name: str) -> list[dict[str, Any]]:
-    path = DATA / f"{name}.jsonl"
+def _read(name: str, data: Path = DATA) -> list[dict[str, Any]]:
+    path = data / f"{name}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -84,12 +91,13 @@ def half_of(cases: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
-def load(half: str) -> dict[str, list[dict[str, Any]]]:
-    """The four sets, each case marked with its half; only `half`'s cases unless `both`."""
+def load(half: str, data: Path = DATA) -> dict[str, list[dict[str, Any]]]:
+    """The four sets, each case marked with its half; only `half`'s cases unless `both`. The
+    fresh set (`FRESH`) has no dev half: every case of it is held out."""
     sets = {}
     for name in SETS:
-        cases = _read(name)
-        halves = half_of(cases)
+        cases = _read(name, data)
+        halves = half_of(cases) if data == DATA else {c["id"]: "heldout" for c in cases}
         for c in cases:
             c["half"] = halves[c["id"]]
         sets[name] = [c for c in cases if half == "both" or c["half"] == half]
@@ -182,9 +190,10 @@ class Run:
         return self.rows
 
 
-def run(model: Path, half: str) -> dict[str, Any]:
+def run(model: Path, half: str, data: Path = DATA) -> dict[str, Any]:
     judge = LocalJudge(model, intra_op_threads=2)
-    sets = load(half)
+    sets = load(half, data)
+    _ALL_TEXTS[:] = [(c["id"], c["text"]) for name in SETS for c in _read(name, data)]
     has_pii = "pii" in inspect.signature(MemoryGate).parameters
     default_pii = inspect.signature(MemoryGate).parameters["pii"].default if has_pii else None
     rows: dict[str, list[dict[str, Any]]] = {}
@@ -203,8 +212,9 @@ def run(model: Path, half: str) -> dict[str, Any]:
             pii_rows[setting or "none (no setting)"] = r.read_back()
     heads = sorted(Rubric.builtin("memory-admission").current_heads)
     report: dict[str, Any] = {"model": judge.model_id, "heads": heads, "pii_default": default_pii, "seed": SEED,
-                              "halves": {}}
-    for h in (("dev", "heldout") if half == "both" else (half,)):
+                              "set": data.name, "halves": {}}
+    halves = ("heldout",) if data != DATA else ("dev", "heldout") if half == "both" else (half,)
+    for h in halves:
         def mine(rs: list[dict[str, Any]], h: str = h) -> list[dict[str, Any]]:
             return [r for r in rs if r["case"]["half"] == h]
         report["halves"][h] = {
@@ -222,8 +232,6 @@ _ALL_TEXTS: list[tuple[str, str]] = []
 
 def _elsewhere(case: dict[str, Any], parts: list[str]) -> frozenset[str]:
     """The parts that also occur in another case's text."""
-    if not _ALL_TEXTS:
-        _ALL_TEXTS.extend((c["id"], c["text"]) for name in SETS for c in _read(name))
     return frozenset(p for p in parts if any(p in t for i, t in _ALL_TEXTS if i != case["id"]))
 
 
@@ -368,7 +376,7 @@ def _curve(secrets: list[dict[str, Any]], poisons: list[dict[str, Any]], benign:
 
 
 def _print(report: dict[str, Any]) -> None:
-    print(f"model {report['model']}; rubric heads: {', '.join(report['heads']) or 'none'}; MemoryGate pii default: {report['pii_default']}; split seed {report['seed']!r}")
+    print(f"set {report['set']}; model {report['model']}; rubric heads: {', '.join(report['heads']) or 'none'}; MemoryGate pii default: {report['pii_default']}; split seed {report['seed']!r}")
     for h, r in report["halves"].items():
         print(f"\n==================== {h} half ====================")
         s = r["secrets"]
@@ -434,13 +442,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
-    ap.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "memory_blind.json")
+    ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
+                    help="blind: the first set, split dev/held-out; blind2: the fresh set, all held out")
+    ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    report = run(args.model, args.half)
+    if args.set == "blind2" and args.half == "dev":
+        ap.error("the fresh set (blind2) has no dev half: every case of it is held out")
+    json_path = args.json or ROOT / "bench" / "results" / ("memory_blind.json" if args.set == "blind"
+                                                           else f"memory_{args.set}.json")
+    report = run(args.model, args.half, SET_DIRS[args.set])
     _print(report)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(_public(report), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"\nwrote {args.json}")
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(_public(report), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nwrote {json_path}")
 
 
 if __name__ == "__main__":

@@ -3,10 +3,13 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the blind sets' held-out half:
+Where the labels come from, none of them the second blind set:
 
-* the blind sets' **dev half** (`bench/memory_blind.py`'s seeded split): secret cases are
-  `secret`, poisoning cases `poison`, benign and personal-data cases neither;
+* the first blind set, **both halves** (`bench/data/blind/`): secret cases are `secret`,
+  poisoning cases `poison`, benign and personal-data cases neither. Until the second blind set
+  (`bench/data/blind2/`) was written, only the first's dev half was fitted on and its held-out
+  half was the test; that half had been run six times by then, and the fresh set is the test now
+  (`python bench/memory_blind.py --set blind2`), so the whole first set is training data;
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
@@ -121,7 +124,8 @@ def calibration_items() -> list[Item]:
 
 
 def dev_items() -> list[Item]:
-    sets = load("dev")
+    """The first blind set's cases, both halves (the module doc says why)."""
+    sets = load("both")
     out = []
     for name, cases in sets.items():
         for c in cases:

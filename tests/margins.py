@@ -9,9 +9,10 @@ applied (the fitted ones when the calibration was in force, else the rubric's ow
 A Noul read through the Noul floor (0.6.1: `a·logit + b·cos + c`, docs/local-judge.md) has a
 logit two CPUs move by at most `a·LOGIT_MAX + b·COSINE_MAX`, less than the cross-encoder's own;
 its distance is scaled by `LOGIT_MAX` over that bound, so every margin is in the cross-encoder's
-logits and compares with `LOGIT_MAX`. A question that names two or more fields in backticks is
-taken to relate them (the logit alone, unscaled): the safe side when one of them is missing. A
-question a fitted head answers is unscaled too.
+logits and compares with `LOGIT_MAX`. A question that names two or more fields in backticks, or
+refers to two parts in words ("the first … the second"), is taken to relate them (the logit alone,
+unscaled): the safe side when the state does not hold them. A question a fitted head answers is
+unscaled too.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from seams import Decision, Noul, Rubric
 from seams.decision import RuleTrace
 from seams.judges.local import read_model_dir, shipped_model_dir
 from seams.judges.local.config import BlendWeights
+from seams.judges.local.hypotheses import relates_fields
 from seams.state import backtick_refs
 
 #: Two CPUs' logits differ by at most this much on the parity pairs (the bound that test holds).
@@ -41,7 +43,8 @@ def _floor_scale() -> float:
 
 def _scale(rubric: Rubric, row: RuleTrace) -> float:
     q = rubric.questions.get(row.question)
-    if not isinstance(q, Noul) or len(set(backtick_refs(q.instructions))) >= 2 or row.question in rubric.current_heads:
+    relates = not isinstance(q, Noul) or (len(set(backtick_refs(q.instructions))) >= 2 or relates_fields(q, ""))
+    if relates or row.question in rubric.current_heads:
         return 1.0  # the logit alone, or a head's (its own bound is not measured: unscaled, the safe side)
     return _floor_scale()
 

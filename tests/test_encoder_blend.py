@@ -17,6 +17,7 @@ from tinymodel import write_tiny_model
 from seams.errors import ConfigError
 from seams.judges.local import LocalJudge
 from seams.judges.local.hypotheses import option_texts
+from seams.judges.local.judge import FLOOR_READING
 from seams.questions import Choice, Noul, Score
 
 # words with no weight in the tiny cross-encoder: it cannot tell these options apart
@@ -268,6 +269,18 @@ def test_a_noul_relating_two_named_fields_reads_the_logit_alone(tmp_path: Path) 
     other = {"text": "yes, the invoice was charged twice"}
     assert abs(logit(blended.ask(other, {"p": pair}).answers["p"].noul)
                - logit(plain.ask(other, {"p": pair}).answers["p"].noul)) > 0.1
+    # answers cached by the reading before that rule are keyed apart; a model with no floor keeps its id
+    assert blended.answer_identity == f"{blended.model_id}|floor-reading:{FLOOR_READING}"
+    assert plain.answer_identity == plain.model_id
+    # a state with no fields: a question referring to two of its parts in words relates them
+    text = "The invoice was charged twice.\nThe invoice was charged once."
+    for words, relates in (("Do these two statements contradict each other?", True),
+                           ("Does the second text deny what the first text says?", True),
+                           ("Did the customer pay first and complain later?", False),
+                           ("Was the invoice charged twice?", False)):
+        q = {"q": Noul(instructions=words)}
+        moved = abs(logit(blended.ask(text, q).answers["q"].noul) - logit(plain.ask(text, q).answers["q"].noul))
+        assert (moved < 1e-6) is relates, words
     # and the relational weights are the config's to set
     tuned = _judge(tmp_path / "tuned", {"noul": {"cosine": 3.0}, "noul_relational": {"logit": 2.0}})
     raw = bare["p"].noul

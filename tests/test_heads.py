@@ -179,11 +179,17 @@ def test_a_choice_head_is_a_softmax_over_the_items_options_with_a_bias_per_optio
         HeadFitter().fit(np.zeros(5), np.zeros((5, 2)), np.array([1, 0, 0, 1, 0]), np.array([0, 0, 0, 1, 1]))
 
 
-def test_calibrate_heads_and_check_on_the_command_line(tiny_features_dir: Path, tmp_path: Path) -> None:
+def _desk(tmp_path: Path) -> tuple[Path, Path]:
+    """The refund desk's rubric and 200 labelled tickets, as files."""
     rubric_path = tmp_path / "desk.yaml"
     rubric_path.write_text(RUBRIC)
     data = tmp_path / "set.jsonl"
     data.write_text(jsonl(items(200, seed=1)))
+    return rubric_path, data
+
+
+def test_calibrate_heads_and_check_on_the_command_line(tiny_features_dir: Path, tmp_path: Path) -> None:
+    rubric_path, data = _desk(tmp_path)
     runner = CliRunner()
     args = ["--model-dir", str(tiny_features_dir), "--no-cache"]
     res = runner.invoke(app, ["calibrate", str(rubric_path), str(data), "--heads", "--bootstrap", "50", "-q", *args],
@@ -202,6 +208,22 @@ def test_calibrate_heads_and_check_on_the_command_line(tiny_features_dir: Path, 
     assert res.exit_code == 1 and "never applied to 'seams-tiny-other'" in res.output
     remote = runner.invoke(app, ["calibrate", str(rubric_path), str(data), "--heads", "--judge", "http://127.0.0.1:9"])
     assert remote.exit_code == 2 and "--heads fits on the local model" in remote.output
+
+
+def test_a_question_can_be_left_without_a_head(tiny_features_dir: Path, tmp_path: Path) -> None:
+    """`--no-head team` fits the refund head alone; the team Choice stays the bare model's."""
+    rubric_path, data = _desk(tmp_path)
+    runner = CliRunner()
+    args = ["--model-dir", str(tiny_features_dir), "--no-cache", "--bootstrap", "20", "-q"]
+    res = runner.invoke(app, ["calibrate", str(rubric_path), str(data), "--heads", "--no-head", "team", *args])
+    assert res.exit_code == 0, res.output
+    block = Rubric.load(rubric_path).calibration
+    assert block is not None
+    assert block.questions["refund"].head is not None and block.questions["team"].head is None
+    wrong = runner.invoke(app, ["calibrate", str(rubric_path), str(data), "--heads", "--no-head", "teem", *args])
+    assert wrong.exit_code == 2 and "'teem'" in wrong.output and "refund, team" in wrong.output
+    alone = runner.invoke(app, ["calibrate", str(rubric_path), str(data), "--no-head", "team", *args])
+    assert alone.exit_code == 2 and "give --heads too" in alone.output
 
 
 def test_lines_with_their_own_questions_are_refused(local: LocalJudge) -> None:

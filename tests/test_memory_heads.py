@@ -26,7 +26,9 @@ def judge(shipped_judge):
 
 def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):
     rubric = Rubric.builtin("memory-admission")
-    assert sorted(rubric.current_heads) == ["poison", "secret"]
+    # the red flags' heads (bench/fit_memory_heads.py) and the relational questions' (`seams
+    # calibrate --heads`); never `worth`, whose labels are a proxy (`--no-head worth`)
+    assert sorted(rubric.current_heads) == ["poison", "poorer", "related", "relation", "secret"]
     assert {h.model for h in rubric.current_heads.values()} == {judge.model_id}
     headed = judge.with_heads(rubric.current_heads)
     cal = rubric.calibration
@@ -45,12 +47,26 @@ def test_the_gate_answers_the_flags_with_the_heads(judge, tmp_path):
     assert r.outcome == "admit" and r.stored is not None and r.stored.current, r.reason
     d = r.decision
     assert d is not None and d.calibrated and "+heads:" in d.model
-    qs = {q: rubric.questions[q] for q in ("poison", "secret")}
-    [(_, pf)] = judge.answers_and_features([{"memory": NOTHING_STORED, "candidate": text}], qs)
-    for q, head in rubric.current_heads.items():
-        want = float(head.probabilities(np.asarray(pf[q].logits), np.asarray(pf[q].features))[0])
-        assert d.answers[q].noul == pytest.approx(want, abs=1e-5), q
+    want = _by_hand(judge, rubric, {"memory": NOTHING_STORED, "candidate": text}, ("poison", "secret"))
+    assert {q: d.answers[q].noul for q in want} == pytest.approx(want, abs=1e-5)
     store.close()
+
+
+def _by_hand(judge, rubric: Rubric, state: dict, qids: tuple[str, ...]) -> dict[str, float]:
+    """What the rubric's heads answer for `qids` about `state`, from the model's own features."""
+    [(_, pf)] = judge.answers_and_features([state], {q: rubric.questions[q] for q in qids})
+    return {q: float(rubric.current_heads[q].probabilities(np.asarray(pf[q].logits), np.asarray(pf[q].features))[0])
+            for q in qids}
+
+
+def test_the_gate_answers_the_relational_questions_with_their_heads(judge):
+    """Beside a stored memory, `related` and `poorer` are the heads' (recomputed by hand)."""
+    rubric = Rubric.builtin("memory-admission")
+    memory, candidate = "The user's dentist is Dr Okafor.", "The user's dentist is now Dr Brandt."
+    d = MemoryGate(judge=judge).admit(candidate, nearest=[("m1", memory)]).decision
+    assert d is not None and d.calibrated
+    want = _by_hand(judge, rubric, {"memory": memory, "candidate": candidate}, ("related", "poorer"))
+    assert {q: d.answers[q].noul for q in want} == pytest.approx(want, abs=1e-5)
 
 
 @pytest.mark.filterwarnings("ignore::seams.rubric.CalibrationWarning")

@@ -11,7 +11,12 @@
 # `act`, one whose outcome is a refusal costs `refuse` (so a red-flag rule whose `then` is a
 # quarantine prices its high zone as a refusal). Where a rubric mixes both kinds of rule the costs
 # below are symmetric anyway, and the review band carries the uncertainty:
-#   memory: flags → quarantine and poorer → skip are refusals, worth → admit and correction →
+#   memory: heads on the relational questions (`related`, `poorer`, `relation`: on the block's
+#           held-out split `related` AUROC 0.838 → 0.977, the gate's error 0.217 → 0.063), none on
+#           `worth`, whose labels are a proxy (statements against CLINC requests: a head on them
+#           learns "a request is not worth keeping" and would refuse "remind me to call mum on
+#           Sundays"); `poison` and `secret` get theirs from bench/fit_memory_heads.py below.
+#           flags → quarantine and poorer → skip are refusals, worth → admit and correction →
 #           supersede are acts: symmetric, review cheaper than either mistake, band capped.
 #           Cut-points on the raw probabilities (--calibrator none): the sets label several
 #           questions by proxy (secrets spliced into NLI sentences, worth as statement vs request),
@@ -48,7 +53,7 @@ cd "$(dirname "$0")/../.."
 SEAMS=${SEAMS:-seams}
 REPORTS=${REPORTS:-calibration/reports}
 CACHE_OPT=${CACHE:+--cache $CACHE}
-$SEAMS calibrate memory-admission calibration/memory-admission/fit.jsonl \
+$SEAMS calibrate memory-admission calibration/memory-admission/fit.jsonl --heads --no-head worth \
     --costs act=3,refuse=3,review=1 --capacity 0.3 --calibrator none --report "$REPORTS/memory-admission" ${DRY:-} ${CACHE_OPT:-} -q
 # the memory rubric's red flags are answered by heads fitted on other data (issue 30): a new block
 # from `seams calibrate` has none, so they and their cut-points are fitted and written again

@@ -15,7 +15,7 @@ calibrator. The held-out report's "before" is the model alone (zero-shot, uncali
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Self
 
@@ -323,10 +323,13 @@ class HeadsResult:
 
 def calibrate_with_heads(rubric: Rubric, dataset: LabelledSet, judge: LocalJudge, options: FitOptions, *,
                          fitter: HeadFitter | None = None, progress: Progress | None = None,
-                         collected: Pass | None = None) -> HeadsResult:
+                         collected: Pass | None = None, without: Collection[str] = ()) -> HeadsResult:
     """Fit heads, then calibration and cut-points over the headed answers (see the module doc).
 
     `collected` is `collect`'s pass over `dataset`'s states when the caller already has it.
+    `without` names questions left to the bare model: those whose labels are a proxy a head would
+    learn better than the judgement itself (the memory rubric's `worth` is labelled statement
+    against request, and a head on that refuses "remind me to call mum on Sundays").
     """
     if not isinstance(judge, LocalJudge):
         raise InputError("heads are fitted on the local model's features: use --judge local (or --model-dir)")
@@ -337,6 +340,10 @@ def calibrate_with_heads(rubric: Rubric, dataset: LabelledSet, judge: LocalJudge
     notes_counts = check_counts({q: sum(1 for it in dataset.items if q in it.labels) for q in rubric.questions},
                                 rubric.questions)
     del notes_counts  # fit_calibration repeats them as notes
+    unknown = sorted(set(without) - set(rubric.questions))
+    if unknown:
+        raise InputError(f"no head to leave out for {', '.join(map(repr, unknown))}: the rubric's questions are "
+                         f"{', '.join(rubric.questions)}")
     if collected is None:
         collected = collect(rubric, judge, [it.state for it in dataset.items], progress=progress)
     ids = [it.id for it in dataset.items]
@@ -346,7 +353,8 @@ def calibrate_with_heads(rubric: Rubric, dataset: LabelledSet, judge: LocalJudge
     fit_ids, _ = split_ids(ids, options.split, options.seed)
     notes: list[str] = []
     questions = rubric.questions
-    heads = fit_heads(questions, dataset, judge.model_id, features, fit_ids, fitter, notes)
+    headed_questions = {q: v for q, v in questions.items() if q not in without}
+    heads = fit_heads(headed_questions, dataset, judge.model_id, features, fit_ids, fitter, notes)
     full = HeadedJudge(judge, heads)
     headed = RunResult(model=full.model_id, answers={
         i: full.apply(a, f, questions, full.applicable(questions)) for i, (a, f) in zip(ids, collected)})
@@ -355,7 +363,7 @@ def calibrate_with_heads(rubric: Rubric, dataset: LabelledSet, judge: LocalJudge
     # heads cross-fitted on the other folds (at the C chosen for the full head); the held-out
     # split, and everything stored, uses the full heads.
     crossed = RunResult(model=full.model_id, answers=dict(headed.answers))
-    for fold_ids, fold_heads in _cross_fitted(questions, dataset, judge.model_id, features, fit_ids, heads,
+    for fold_ids, fold_heads in _cross_fitted(headed_questions, dataset, judge.model_id, features, fit_ids, heads,
                                               options.seed, fitter):
         fold = HeadedJudge(judge, fold_heads)
         for i in fold_ids:

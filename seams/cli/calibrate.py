@@ -186,6 +186,7 @@ def calibrate(
     signal_level: Annotated[float, typer.Option(help="Cost fits: cut-points only if a one-sided Mann–Whitney test that true items score higher has p at most this; otherwise the cheapest constant decision (1 turns the test off).")] = 0.05,
     calibrator: Annotated[CalibratorChoice, typer.Option(help="Recalibration for nouls: auto, platt, isotonic or none (choices and scores use temperature unless none).")] = CalibratorChoice.auto,
     heads: Annotated[bool, typer.Option("--heads", help="First fit a head per question on the local model's pair features (docs/heads.md), then calibrate on top. Local judge only; the model pass is not cached.")] = False,
+    no_head: Annotated[list[str] | None, typer.Option("--no-head", help="With --heads: leave this question (by id; repeat for more) to the bare model, as when its labels are a proxy a head would learn instead of the judgement.")] = None,
     judge: JudgeOpt = "local",
     model: ModelOpt = None,
     api_key: KeyOpt = None,
@@ -220,6 +221,8 @@ def calibrate(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the fit repeats them as notes
             check_counts(ds.label_counts(), r.questions)  # too few labels: refuse before judging anything
+        if no_head and not heads:
+            raise InputError("--no-head leaves a question out of the heads: give --heads too")
         if heads:
             from ..calibration.head_fitting import calibrate_with_heads
 
@@ -228,7 +231,7 @@ def calibrate(
             with warnings.catch_warnings(), progress_bar("judging (with features)", quiet=quiet or as_json) as bar:
                 warnings.simplefilter("ignore")  # the same messages come back as notes
                 result = calibrate_with_heads(r, ds, make_judge("local", model_dir=model_dir), opts,
-                                              progress=bar).calibration
+                                              progress=bar, without=no_head or ()).calibration
         else:
             j = _judge(JudgeOptions(judge, model, api_key, model_dir), cache, no_cache)
             res = _run(ds, j, r, concurrency, quiet or as_json)

@@ -50,6 +50,11 @@ if TYPE_CHECKING:
 
 Question = Noul | Choice | Score
 
+#: How a judge with a Noul floor reads its model, for answer caches: it changed under the same
+#: model files (a string-state Noul about "the first … the second" text read the cosine beside the
+#: logit in seams 0.6.1's first release, the logit alone since), so answers cached by the first
+#: reading are keyed apart (`answer_identity`).
+FLOOR_READING = 2
 #: Pairs per onnxruntime run. Large enough to amortise the per-run overhead on a CPU, small
 #: enough that one run's activations stay in cache-friendly sizes.
 DEFAULT_MAX_BATCH_SIZE = 32
@@ -191,10 +196,14 @@ class LocalJudge(SyncJudge):
     def answer_identity(self) -> str:
         """What decides this judge's answers, for answer caches: the model id, and for a model
         whose answers depend on the batch, how it is batched (answers cached one way are not the
-        other's)."""
-        if not self._config.batch_dependent:
-            return self.model_id
-        return f"{self.model_id}|pairs-per-run:{self.max_batch_size}"
+        other's), and for a model with a Noul floor, which reading of it (`FLOOR_READING`)."""
+        identity = self.model_id
+        blend = self._config.blend
+        if blend is not None and blend.noul.cosine != 0.0:
+            identity += f"|floor-reading:{FLOOR_READING}"
+        if self._config.batch_dependent:
+            identity += f"|pairs-per-run:{self.max_batch_size}"
+        return identity
 
     @property
     def config(self) -> ModelConfig:
