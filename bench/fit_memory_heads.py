@@ -77,6 +77,13 @@ RULES = {"poison": "flags", "secret": "secret"}
 #: The share of benign memories each flag alone may refuse on the first blind set (out of fold): the
 #: issue's 3 % for the whole gate, split between the two flags.
 BUDGET = {"poison": 0.02, "secret": 0.01}
+#: What the heads read: `pair` (the pair features), or `pair+state` (and the sentence encoder's
+#: embedding of the candidate as the question reads it). A plain logistic model leaving out whole
+#: categories of the first blind set did better on both (`poison` AUROC 0.913 → 0.961,
+#: `bench/memory_head_features.py`), but `HeadFitter` on both, measured here out of fold at the
+#: cuts `BUDGET` picks, missed more: poison 85 → 90 of 199, secret 52 → 82 of 375 (C by
+#: cross-validation; at C 1, 80 and 90; at C 10 no cut). So the shipped heads read `pair`.
+READS = "pair"
 GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -89,7 +96,12 @@ def design(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: di
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Item]]:
     rows = [it for it in items if q in it.labels]
     ix = [index[it.text] for it in rows]
-    return feats[q]["logit"][ix], feats[q]["features"][ix], np.array([it.labels[q] for it in rows], int), rows
+    return feats[q]["logit"][ix], columns(feats, q, ix), np.array([it.labels[q] for it in rows], int), rows
+
+
+def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int]) -> np.ndarray:
+    """What the heads read of these texts (`READS`): the pair features, then the state's embedding."""
+    return np.c_[feats[q]["features"][ix], feats[q]["state"][ix]] if READS == "pair+state" else feats[q]["features"][ix]
 
 
 def probability(fitter: HeadFitter, logit: np.ndarray, features: np.ndarray) -> np.ndarray:
@@ -108,7 +120,7 @@ def out_of_fold(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
         for q in QUESTIONS:
             fitter = HeadFitter(**({"Cs": Cs} if Cs else {})).fit(*design(train, feats, index, q)[:3])
             ix = [index[t] for t in test]
-            p = probability(fitter, feats[q]["logit"][ix], feats[q]["features"][ix])
+            p = probability(fitter, feats[q]["logit"][ix], columns(feats, q, ix))
             out[q].update(zip(test, p.tolist(), strict=True))
     assert all(t in out["poison"] for t in dev_texts)
     return out
@@ -216,7 +228,8 @@ def final_heads(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
     for q in QUESTIONS:
         logit, x, y, rows = design(items, feats, index, q)
         fitter = HeadFitter().fit(logit, x, y)
-        heads[q] = fitter.to_head(model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows))
+        heads[q] = fitter.to_head(model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows),
+                                  reads=READS)
     return heads
 
 

@@ -45,6 +45,7 @@ from memory_blind import load  # noqa: E402
 
 from seams.builtin.memory import NOTHING_STORED  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
+from seams.judges.local.headed import state_vector  # noqa: E402
 from seams.personal import find_personal  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
 from seams.secrets import find_secrets, redact  # noqa: E402
@@ -142,7 +143,9 @@ def all_items() -> list[Item]:
 
 
 def features(judge: LocalJudge, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:
-    """Per question: the model's logit [n] and pair features [n, d] on each text, asked alone."""
+    """Per question: the model's logit [n] and pair features [n, d] on each text, asked alone,
+    and the sentence encoder's embedding [n, e] of the state the question reads
+    (`headed.state_vector`, what a `pair+state` head reads beside the pair features)."""
     rubric = Rubric.builtin("memory-admission")
     qs = {q: rubric.questions[q] for q in QUESTIONS}
     states = [{"memory": NOTHING_STORED, "candidate": t} for t in texts]
@@ -154,7 +157,8 @@ def features(judge: LocalJudge, texts: list[str]) -> dict[str, dict[str, np.ndar
                 logits[q].append(float(pf[q].logits[0]))
                 feats[q].append(np.asarray(pf[q].features[0], dtype=np.float32))
         print(f"  {min(start + 64, len(states))}/{len(states)}", file=sys.stderr, flush=True)
-    return {q: {"logit": np.array(logits[q]), "features": np.stack(feats[q])} for q in QUESTIONS}
+    vectors = {q: np.stack([state_vector(judge, qs[q], s) for s in states]).astype(np.float32) for q in QUESTIONS}
+    return {q: {"logit": np.array(logits[q]), "features": np.stack(feats[q]), "state": vectors[q]} for q in QUESTIONS}
 
 
 def cached(judge: LocalJudge, texts: list[str], path: Path = CACHE) -> dict[str, dict[str, np.ndarray]]:
@@ -162,11 +166,11 @@ def cached(judge: LocalJudge, texts: list[str], path: Path = CACHE) -> dict[str,
     texts (recomputed when any of them moves)."""
     rubric = Rubric.builtin("memory-admission")
     wording = [rubric.questions[q].fingerprint for q in QUESTIONS]
-    key = hashlib.sha256(json.dumps([judge.model_id, wording, texts]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([judge.model_id, wording, texts, "state"]).encode()).hexdigest()[:16]
     if path.exists():
         got = np.load(path)
         if str(got["key"]) == key:
-            return {q: {"logit": got[f"{q}_logit"], "features": got[f"{q}_features"]} for q in QUESTIONS}
+            return {q: {k: got[f"{q}_{k}"] for k in ("logit", "features", "state")} for q in QUESTIONS}
     out = features(judge, texts)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, key=key, **{f"{q}_{k}": v for q in QUESTIONS for k, v in out[q].items()})

@@ -13,10 +13,11 @@ per flag and feature set (an L2 logistic model, scikit-learn, at each C): the po
 the blind cases, and the share of positives below the cut at which 2 % of the blind benign
 memories score above it (what a `BUDGET`-style cut would let through, code aside).
 
-Measured 2026-12-02 (AMD EPYC, AVX2, 2 cores; shipped model 0.6.1), `poison`, leave one category
-out: pair features AUROC 0.913 (C 10), 0.49 of poisonings under the 2 % cut; the encoder's
-embedding 0.955, 0.34; both 0.961, 0.30. The shipped heads read pair features only; a head that
-reads the state's embedding is the next step for issue 30 (docs/seams.md).
+A first run (2026-12-02, AMD EPYC, AVX2, 2 cores; model 0.6.1; features of the raw text, C 10),
+`poison`, leave one category out: pair features AUROC 0.913, 0.49 of poisonings under the 2 %
+cut; the encoder's embedding 0.955, 0.34; both 0.961, 0.30. `HeadFitter` on both did not repeat
+that at the fitted cut-points (`bench/fit_memory_heads.py`, `READS`), so the shipped heads read
+pair features only; this bench is where to find out why (it fits plain, unstandardised columns).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from memory_head_data import QUESTIONS, all_items, cached  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
 
-CS = (1.0, 10.0)
+CS = (10.0,)
 BENIGN_BUDGET = 0.02
 
 

@@ -233,3 +233,43 @@ def test_lines_with_their_own_questions_are_refused(local: LocalJudge) -> None:
     ds = loads_jsonl(jsonl(rows), rubric.questions)
     with pytest.raises(InputError, match="carry their own questions"):
         calibrate_with_heads(rubric, ds, local, FitOptions(n_boot=0))
+
+
+def test_a_head_that_reads_the_state_embedding(tmp_path: Path, local: LocalJudge) -> None:
+    """A `pair+state` head reads the pair features and the encoder's embedding of the text the
+    question reads; it is fitted and applied on the same columns, and never laid over a model
+    without an encoder."""
+    from seams.judges.head import Head
+    from seams.judges.local.headed import state_vector
+    from seams.judges.local.hypotheses import state_text
+
+    blend = {"blend": {"noul": {"logit": 1.0, "cosine": 0.5}}}  # a judge loads its encoder for a blend
+    judge = LocalJudge(write_tiny_model(tmp_path / "m", model_id="seams-tiny-enc", features=True, encoder=True,
+                                        config_overrides=blend), intra_op_threads=1)
+    assert judge.encoder is not None and judge.feature_dim is not None
+    rubric = Rubric.loads(RUBRIC)
+    q = rubric.questions["refund"]
+    rows = items(120, seed=3)
+    states = [r["state"] for r in rows]
+    got = judge.answers_and_features(states, {"refund": q})
+    vectors = np.stack([state_vector(judge, q, s) for s in states])
+    assert np.allclose(vectors[0], judge.encoder.embed([state_text(states[0])])[0])
+    x = np.c_[np.stack([f["refund"].features[0] for _, f in got]), vectors]
+    y = np.array([r["labels"]["refund"] for r in rows], int)
+    fitter = HeadFitter().fit(np.array([f["refund"].logits[0] for _, f in got]), x, y)
+    head = fitter.to_head(model=judge.model_id, fingerprint=q.fingerprint, kind="noul", n=len(rows), reads="pair+state")
+    assert head.dim == judge.feature_dim + judge.encoder.dim
+    # a pair head's digest is what it was before heads could read more; another reading is another head
+    pair = head.model_copy(update={"reads": "pair"})
+    assert head.digest != pair.digest
+    headed = HeadedJudge(judge, {"refund": head})
+    answers = headed.ask_many(states[:5], {"refund": q})
+    for s, a, (_, f) in zip(states[:5], answers, got[:5], strict=True):
+        want = head.probabilities(f["refund"].logits, np.c_[f["refund"].features, state_vector(judge, q, s)[None, :]])
+        assert a.answers["refund"].noul == pytest.approx(float(want[0]), abs=1e-9)
+    # the heads-file round trip keeps what it reads
+    assert Head.model_validate(json.loads(head.model_dump_json())).reads == "pair+state"
+    # a model without an encoder never gets it
+    plain = write_tiny_model(tmp_path / "plain", model_id="seams-tiny-enc", features=True)
+    with pytest.raises(HeadMismatch, match="no sentence encoder"):
+        HeadedJudge(LocalJudge(plain, intra_op_threads=1), {"refund": head})

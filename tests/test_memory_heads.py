@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from seams.builtin.memory import NOTHING_STORED, MemoryGate, MemoryStore
+from seams.judges.local.headed import head_features, state_vector
 from seams.rubric import Rubric
 
 from .fixed_judge import FixedJudge
@@ -29,6 +30,8 @@ def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):
     # the red flags' heads (bench/fit_memory_heads.py) and the relational questions' (`seams
     # calibrate --heads`); never `worth`, whose labels are a proxy (`--no-head worth`)
     assert sorted(rubric.current_heads) == ["poison", "poorer", "related", "relation", "secret"]
+    # every head reads the pair features (bench/fit_memory_heads.py's READS says why not the embedding too)
+    assert {h.reads for h in rubric.current_heads.values()} == {"pair"}
     assert {h.model for h in rubric.current_heads.values()} == {judge.model_id}
     headed = judge.with_heads(rubric.current_heads)
     cal = rubric.calibration
@@ -55,8 +58,12 @@ def test_the_gate_answers_the_flags_with_the_heads(judge, tmp_path):
 def _by_hand(judge, rubric: Rubric, state: dict, qids: tuple[str, ...]) -> dict[str, float]:
     """What the rubric's heads answer for `qids` about `state`, from the model's own features."""
     [(_, pf)] = judge.answers_and_features([state], {q: rubric.questions[q] for q in qids})
-    return {q: float(rubric.current_heads[q].probabilities(np.asarray(pf[q].logits), np.asarray(pf[q].features))[0])
-            for q in qids}
+    out = {}
+    for q in qids:
+        head = rubric.current_heads[q]
+        vector = state_vector(judge, rubric.questions[q], state) if head.reads == "pair+state" else None
+        out[q] = float(head.probabilities(np.asarray(pf[q].logits), head_features(head, pf[q].features, vector))[0])
+    return out
 
 
 def test_the_gate_answers_the_relational_questions_with_their_heads(judge):

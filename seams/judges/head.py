@@ -48,7 +48,13 @@ class Head(BaseModel):
     #: The question's fingerprint as the judge sees it (its wording); another wording is another head.
     fingerprint: str
     kind: Literal["noul", "choice", "score"]
-    #: Length of a pair's feature vector.
+    #: What the head reads beside the model's logit: the pair's features (`pair`), or those and
+    #: the sentence encoder's embedding of the text the question read (`pair+state`). The pair
+    #: features say how the model reads this question about the text; the embedding says what
+    #: the text is about (docs/heads.md, "What it reads": measured on the memory red flags, not
+    #: yet better when `HeadFitter` fits it, so no shipped head reads it).
+    reads: Literal["pair", "pair+state"] = "pair"
+    #: Length of the feature vector it reads (a pair's features, then the embedding when it reads one).
     dim: int = Field(ge=1)
     #: How much of the model's own logit the head keeps (1 with no labels' say; see `HeadFitter`).
     logit_weight: float
@@ -99,6 +105,8 @@ class Head(BaseModel):
         raw = f"{self.model}|{self.fingerprint}|{self.logit_weight!r}|{self.bias!r}|{self.weights}"
         if self.option_bias is not None:
             raw += "|" + ",".join(map(repr, self.option_bias))
+        if self.reads != "pair":  # a pair head's digest is what it was before heads could read more
+            raw += f"|reads:{self.reads}"
         return hashlib.sha256(raw.encode()).hexdigest()[:8]
 
     def scores(self, logits: np.ndarray, features: np.ndarray) -> np.ndarray:

@@ -22,11 +22,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ...answers import Answers, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ...errors import HeadMismatch
 from ...questions import Choice, Noul, Score
 from ..base import Judge, WrappedJudge
 from ..head import Head, heads_digest
+from .hypotheses import focus, state_text
 from .judge import LocalJudge, PairFeatures, coerce_questions
 
 
@@ -81,7 +84,8 @@ class HeadedJudge(WrappedJudge):
         heads = self.applicable(qs)
         if not heads:
             return [a.model_copy(update={"model": self.model_id}) for a in self.judge.ask_many(states, qs)]
-        return [self.apply(a, f, qs, heads) for a, f in self.judge.answers_and_features(states, qs)]
+        return [self.apply(a, f, qs, heads, state=s)
+                for s, (a, f) in zip(states, self.judge.answers_and_features(states, qs), strict=True)]
 
     async def aask_many(self, states: Sequence[Any], questions: Mapping[str, Any]) -> list[Answers]:
         import asyncio
@@ -94,11 +98,14 @@ class HeadedJudge(WrappedJudge):
                 if qid in self.heads and self.heads[qid].fingerprint == q.fingerprint}
 
     def apply(self, answers: Answers, features: Mapping[str, PairFeatures],
-              questions: Mapping[str, Noul | Choice | Score], heads: Mapping[str, Head]) -> Answers:
-        """`answers` (the model's) with the questions in `heads` answered from their features."""
+              questions: Mapping[str, Noul | Choice | Score], heads: Mapping[str, Head], *,
+              state: Any = None) -> Answers:
+        """`answers` (the model's) about `state` with the questions in `heads` answered from their
+        features (and, for a head that reads it, the state's embedding: `state_vector`)."""
         out = dict(answers.answers)
         for qid, head in heads.items():
-            out[qid] = head_answer(head, questions[qid], features[qid], out[qid])
+            vector = state_vector(self.judge, questions[qid], state) if head.reads == "pair+state" else None
+            out[qid] = head_answer(head, questions[qid], features[qid], out[qid], vector)
         return answers.model_copy(update={"model": self.model_id, "answers": out})
 
 
@@ -109,16 +116,30 @@ def head_problem(judge: LocalJudge, heads: Mapping[str, Head]) -> str | None:
         if head.model != judge.model_id:
             return (f"the head of question {qid!r} was fitted on model {head.model!r}; "
                     f"it never applies to {judge.model_id!r} (refit: seams calibrate --heads)")
-        if judge.feature_dim != head.dim:
+        if head.reads == "pair+state" and judge.encoder is None:
+            return (f"the head of question {qid!r} reads the state's embedding; model {judge.model_id!r} "
+                    "has no sentence encoder (its config names none, or no blend reads one)")
+        dim = (judge.feature_dim or 0) + (judge.encoder.dim if head.reads == "pair+state" and judge.encoder else 0)
+        if not judge.feature_dim or dim != head.dim:
             return (f"the head of question {qid!r} reads {head.dim} features; model "
-                    f"{judge.model_id!r} outputs {judge.feature_dim or 'none'}")
+                    f"{judge.model_id!r} gives {dim or 'none'}")
     return None
 
 
+def state_vector(judge: LocalJudge, question: Noul | Choice | Score, state: Any) -> np.ndarray:
+    """The sentence encoder's embedding of the text `question` reads of `state` (its `focus`),
+    what a `pair+state` head reads beside the pair features; cached by text, as every embedding."""
+    if judge.encoder is None:
+        raise HeadMismatch(f"model {judge.model_id!r} has no sentence encoder to embed the state with")
+    return judge.encoder.embed([state_text(focus(question, state))])[0]
+
+
 def head_answer(head: Head, question: Noul | Choice | Score, pf: PairFeatures,
-                raw: NoulAnswer | ChoiceAnswer | ScoreAnswer) -> NoulAnswer | ChoiceAnswer | ScoreAnswer:
-    """The head's answer to one question, keeping the raw answer's extras (`x_windows`)."""
-    probs = head.probabilities(pf.logits, pf.features)
+                raw: NoulAnswer | ChoiceAnswer | ScoreAnswer,
+                state: np.ndarray | None = None) -> NoulAnswer | ChoiceAnswer | ScoreAnswer:
+    """The head's answer to one question, keeping the raw answer's extras (`x_windows`); `state`
+    is the state's embedding, for a head that reads it."""
+    probs = head.probabilities(pf.logits, head_features(head, pf.features, state))
     extra = dict(raw.model_extra or {})
     if isinstance(question, Noul):
         return NoulAnswer(noul=float(probs[0]), **extra)
@@ -129,4 +150,15 @@ def head_answer(head: Head, question: Noul | Choice | Score, pf: PairFeatures,
     return ScoreAnswer(**score.model_dump(), **extra) if extra else score
 
 
-__all__ = ["HeadedJudge", "head_answer", "head_problem"]
+def head_features(head: Head, features: np.ndarray, state: np.ndarray | None) -> np.ndarray:
+    """What `head` reads for each pair: the pair features [pairs, d], with the state's embedding
+    beside each row for a `pair+state` head (fitting builds its rows the same way)."""
+    features = np.asarray(features, dtype=np.float64)
+    if head.reads == "pair":
+        return features
+    if state is None:
+        raise HeadMismatch("this head reads the state's embedding, and none was given")
+    return np.hstack([features, np.broadcast_to(np.asarray(state, dtype=np.float64), (len(features), len(state)))])
+
+
+__all__ = ["HeadedJudge", "head_answer", "head_features", "head_problem", "state_vector"]
