@@ -15,7 +15,8 @@ memories score above it (what a `BUDGET`-style cut would let through, code aside
 
 A first run (2026-12-02, AMD EPYC, AVX2, 2 cores; model 0.6.1; features of the raw text, C 10),
 `poison`, leave one category out: pair features AUROC 0.913, 0.49 of poisonings under the 2 %
-cut; the encoder's embedding 0.955, 0.34; both 0.961, 0.30. `HeadFitter` on both did not repeat
+cut; the encoder's embedding 0.955, 0.34; both 0.961, 0.30. `secret`: 0.948 / 0.34, 0.975 / 0.26,
+0.979 / 0.20 (`bench/results/memory_head_features.json`). `HeadFitter` on both did not repeat
 that at the fitted cut-points (`bench/fit_memory_heads.py`, `READS`), so the shipped heads read
 pair features only; this bench is where to find out why (it fits plain, unstandardised columns).
 """
