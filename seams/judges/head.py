@@ -32,7 +32,14 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,6 +91,15 @@ class Head(BaseModel):
             if not all(math.isfinite(v) for v in self.option_bias):
                 raise ValueError("option_bias: not all finite")
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The stored form; `reads` only when it is not `pair`, so a rubric written before the
+        field existed round-trips byte for byte."""
+        data: dict[str, Any] = handler(self)
+        if self.reads == "pair":
+            data.pop("reads", None)
+        return data
 
     @classmethod
     def from_arrays(cls, *, weights: Any, **fields: Any) -> Head:
