@@ -262,6 +262,24 @@ def test_a_request_within_its_wait_runs_when_a_turn_frees(tiny_model_dir: Path) 
     assert first[0].status_code == 200 and second[0].status_code == 200
 
 
+def test_a_request_too_large_is_refused_without_waiting_for_a_turn(tiny_model_dir: Path) -> None:
+    """Its plan is checked before the turn: while the only turn is held, a request over
+    `max_pairs` is answered 422 at once (waiting would have meant the gate or a 529 after 20 s)."""
+    judge = GatedJudge(tiny_model_dir, intra_op_threads=1)
+    first: list[httpx.Response] = []
+    with serving(create_app(judge, concurrency=1, queue_timeout=20, max_pairs=100)) as base:
+        holder = _post_in_background(f"{base}/v1/systemone", first)
+        assert judge.entered.wait(30)
+        big = httpx.post(f"{base}/v1/systemone", json={
+            "state": "billing", "questions": {"q": {"type": "choice", "criteria": OPTIONS}}}, timeout=60)
+        still_held = not first
+        judge.gate.set()
+        holder.join(60)
+    assert big.status_code == 422 and "max_pairs" in big.text, big.text
+    assert still_held  # answered while the turn was still taken
+    assert first[0].status_code == 200
+
+
 def test_a_turn_comes_back_after_its_request_timed_out(tiny_model_dir: Path) -> None:
     judge = GatedJudge(tiny_model_dir, intra_op_threads=1)
     with serving(create_app(judge, concurrency=1, request_timeout=0.3, queue_timeout=5)) as base:

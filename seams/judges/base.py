@@ -57,6 +57,12 @@ class Judge(ABC):
         batches their pairs): bulk work such as the calibration runner then sends chunks of states."""
         return False
 
+    def check_limits(self, state: Any, questions: Mapping[str, Any]) -> None:
+        """Raise what asking `questions` about `state` would raise for its size, under the
+        current `work_limits` (`max_pairs`, `max_tokens`) and the judge's own bounds, without
+        running a model: `seams serve` refuses such a request before it waits for a turn.
+        Default: nothing to check before asking (a judge that plans its work says more)."""
+
     @property
     def description(self) -> str | None:
         """What `seams serve` says of this judge's model (None: a generic line)."""
@@ -191,6 +197,9 @@ class WrappedJudge(Judge):
     @property
     def batches(self) -> bool:
         return self.judge.batches
+
+    def check_limits(self, state: Any, questions: Mapping[str, Any]) -> None:
+        self.judge.check_limits(state, questions)
 
     def with_heads(self, heads: Mapping[str, Head]) -> Judge:
         inner = self.judge.with_heads(heads)

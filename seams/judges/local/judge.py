@@ -244,6 +244,13 @@ class LocalJudge(SyncJudge):
         plan = self._plan([check_state(state)], coerce_questions(questions))
         return max(plan.windows.values(), default=1), len(plan.pairs)
 
+    def check_limits(self, state: Any, questions: Mapping[str, Any]) -> None:
+        """Plan the ask without running the cross-encoder, under the current `work_limits`: a
+        state over `max_state_tokens`, a call over `max_pairs` or over `max_tokens` raises here
+        exactly as `ask` would (the same plan), before the model or a turn is spent on it."""
+        plan, hyp = _Plan(), self._question_hypotheses(coerce_questions(questions))
+        self._plan_state(plan, 0, check_state(state), hyp, "the state", current_limits(), answers=False)
+
     # ------------------------------------------------------------------ the Judge protocol
 
     def ask(self, state: Any, questions: Mapping[str, Any]) -> Answers:
