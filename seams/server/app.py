@@ -230,9 +230,9 @@ def create_app(
                 f"model {parsed.model!r} is not served here; available: {', '.join(names)}",
             )
         try:
-            # a request too large to answer is refused before it waits for a turn (its plan, no model run)
-            with work_limits(max_pairs=max_pairs, max_tokens=max_tokens):
-                await asyncio.to_thread(judge.check_limits, parsed.state, parsed.questions)
+            if turns is not None:  # a request too large to answer is refused before it waits for a turn
+                with work_limits(max_pairs=max_pairs, max_tokens=max_tokens):
+                    await asyncio.to_thread(judge.check_limits, parsed.state, parsed.questions)
             answers = await _bounded(request, lambda: judge.aask(parsed.state, parsed.questions), turns,
                                      max_pairs=max_pairs, max_tokens=max_tokens, timeout=request_timeout)
         except InputError as exc:

@@ -248,8 +248,7 @@ class LocalJudge(SyncJudge):
         """Plan the ask without running the cross-encoder, under the current `work_limits`: a
         state over `max_state_tokens`, a call over `max_pairs` or over `max_tokens` raises here
         exactly as `ask` would (the same plan), before the model or a turn is spent on it."""
-        plan, hyp = _Plan(), self._question_hypotheses(coerce_questions(questions))
-        self._plan_state(plan, 0, check_state(state), hyp, "the state", current_limits(), answers=False)
+        self._plan([check_state(state)], coerce_questions(questions), current_limits())
 
     # ------------------------------------------------------------------ the Judge protocol
 
@@ -479,11 +478,13 @@ class LocalJudge(SyncJudge):
         assert self._config.shortlist is not None  # only called where _shortlists holds
         return {int(k) for k in np.argsort(-cos, kind="stable")[:self._config.shortlist.keep]}
 
-    def _plan(self, states: list[Any], questions: dict[str, Question]) -> _Plan:
-        """All pairs of `states` in one plan (for inspection; `ask_many` plans in passes)."""
+    def _plan(self, states: list[Any], questions: dict[str, Question], limits: WorkLimits | None = None) -> _Plan:
+        """All pairs of `states` in one plan, checked against `limits` (for inspection; `ask_many`
+        plans in passes), its errors naming a state as `ask_many`'s do."""
         plan, hyp = _Plan(), self._question_hypotheses(questions)
         for i, state in enumerate(states):
-            self._plan_state(plan, i, state, hyp, f"states[{i}]", answers=False)
+            where = "the state" if len(states) == 1 else f"states[{i}]"
+            self._plan_state(plan, i, state, hyp, where, limits, answers=False)
         return plan
 
     def _split(self, text: str, size: int) -> list[Encoding]:
