@@ -1,7 +1,7 @@
 """The held-out protocol in one command: questions the model never saw, beside three baselines.
 
-    python bench/heldout.py [--model DIR ...] [--data ../shared/data] [--limit N] [--json OUT]
-                            [--no-public] [--no-baselines]
+    python bench/heldout.py [--model DIR ...] [--reading pairs|once ...] [--data ../shared/data]
+                            [--limit N] [--json OUT] [--no-public] [--no-baselines]
 
 Three written-corpus splits (`training/written.py`), none of which reached training:
 
@@ -13,7 +13,9 @@ Three written-corpus splits (`training/written.py`), none of which reached train
 and the public held-out splits and held-out wordings of `bench/model_quality.py` (every task of
 `training.mixture.build_eval`). Every system answers the same items in the same run:
 
-* each `--model` directory through `LocalJudge` (the shipped one by default; give two to compare);
+* each `--model` directory through `LocalJudge` (the shipped one by default; give two to compare),
+  in each `--reading` (default pairs: the cross-encoder; once: the state embedded once and the
+  questions answered by the model's towers heads, named "<model> once");
 * **cosine** — the base encoder's (all-MiniLM-L6-v2, mean-pooled) cosine: a Noul's hypothesis
   against the state; for a Choice or Score the nearest option or level, each one's own text
   ("name: description", or the level's description) against the state;
@@ -69,11 +71,13 @@ def _names(it: Item) -> list[Any]:
 
 
 class Local:
-    def __init__(self, model_dir: Path | None, threads: int) -> None:
+    def __init__(self, model_dir: Path | None, threads: int, reading: str = "pairs") -> None:
         from seams.judges.local import LocalJudge
 
-        self.judge = LocalJudge(model_dir, intra_op_threads=threads)
+        self.judge = LocalJudge(model_dir, intra_op_threads=threads, reading=reading)
         self.name = self.judge.model_id.split("+")[0].replace("seams-minilm-l6-xenc-", "seams-")
+        if reading != "pairs":
+            self.name += f" {reading}"
 
     def answer(self, batch: list[Item]) -> list[np.ndarray]:
         # the questions of one state in one call, as a rubric asks them
@@ -237,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--model", type=Path, action="append", default=None,
                     help="a model directory (repeat to compare; default: the shipped model)")
+    ap.add_argument("--reading", action="append", choices=["pairs", "once"], default=None,
+                    help="how each model reads (repeat to compare; default: pairs)")
     ap.add_argument("--limit", type=int, default=None, help="at most this many questions per split (seeded sample)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-baselines", action="store_true")
@@ -253,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit:
         rng = random.Random(7)
         split_items = {s: (rng.sample(v, args.limit) if len(v) > args.limit else v) for s, v in split_items.items()}
-    systems: list[Any] = [Local(m, args.threads) for m in (args.model or [None])]
+    systems: list[Any] = [Local(m, args.threads, r) for m in (args.model or [None]) for r in (args.reading or ["pairs"])]
     notes: list[str] = []
     if not args.no_baselines:
         for make in (lambda: CosineSystem(args.threads), BM25System, SparrowSystem):
@@ -271,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         split = row.split("/")[0]
         index = {id(it): k for k, it in enumerate(split_items[split])}
         res[row] = {n: metrics(its, [answers[n][split][index[id(it)]] for it in its]) for n in names}
-    out: dict[str, Any] = {"models": [str(m) for m in (args.model or ["shipped"])], "systems": names,
+    out: dict[str, Any] = {"machine": machine().line(), "models": [str(m) for m in (args.model or ["shipped"])],
+                           "readings": args.reading or ["pairs"], "systems": names,
                            "written": res, "written_table": print_written(res, names, rows), "notes": notes}
     out["written_seconds"] = round(time.time() - t0, 1)
     if not args.no_public:

@@ -1,5 +1,8 @@
 """What the k-th question about one state costs: the two-tower design against the cross-encoder.
 
+Superseded for the shipped runtime by `python bench/local_judge.py --reading once`, which times
+`LocalJudge(reading="once")` itself; this one times the experiment's heads outside the judge.
+
     python bench/two_tower_cost.py [--threads 1] [--seconds 2] [--heads ../train_runs/two_tower/heads.json]
                                    [--json OUT]
 
@@ -60,7 +63,7 @@ def load_head(path: Path, dim: int) -> tuple[Head, Variant, str]:
         return head, v, f"fitted {v.name()}"
     rng = np.random.default_rng(0)
     v = Variant(feats="sbert2", hidden=32)
-    REFERENCE["u"], REFERENCE["h"] = _unit(rng.normal(size=(512, dim))), _unit(rng.normal(size=(512, dim)))
+    REFERENCE["u"], REFERENCE["h"] = _unit(rng.normal(size=(512, dim))).mean(0), _unit(rng.normal(size=(512, dim))).mean(0)
     d = features(Row("noul", "", "", True, np.ones(dim), np.ones((1, dim)), np.ones((1, dim))),
                  FEATURES[v.feats]).shape[1]
     head = v.head()

@@ -48,7 +48,9 @@ def test_wheel_holds_the_package_its_rubrics_and_type_marker(wheel: zipfile.ZipF
     names = set(wheel.namelist())
     tops = {n.split("/", 1)[0] for n in names}
     assert tops == {"seams", "seams-0.1.0.dist-info"}
-    assert {"seams/py.typed", "seams/_rubrics/passage-gate.yaml", "seams/models/seams-minilm/model.onnx"} <= names
+    model = "seams/models/seams-minilm/"
+    assert {"seams/py.typed", "seams/_rubrics/passage-gate.yaml", model + "model.onnx", model + "encoder.onnx",
+            model + "towers.npz"} <= names
     rubrics = {p.relative_to(ROOT / "rubrics").as_posix() for p in (ROOT / "rubrics").rglob("*.yaml")}
     assert {n.removeprefix("seams/_rubrics/") for n in names if n.startswith("seams/_rubrics/")} >= rubrics
 

@@ -36,7 +36,6 @@ import argparse
 import hashlib
 import json
 import random
-import re
 import sys
 import time
 from collections import defaultdict
@@ -46,6 +45,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from seams.judges.local.towers import FEATURES, TowerHead, Towers, pair_features, segments
 
 from . import REPO, SHARED_DATA
 
@@ -72,6 +73,7 @@ class EmbeddingCache:
 
     def __init__(self, root: Path, encoder: Any, encoder_path: Path, flush_every: int = 500) -> None:
         self.encoder = encoder
+        self.encoder_path = encoder_path
         self.model_id = "encoder-" + hashlib.sha256(encoder_path.read_bytes()).hexdigest()[:12]
         self.dir = root / self.model_id
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -109,25 +111,6 @@ class EmbeddingCache:
 
     def get(self, texts: Sequence[str]) -> np.ndarray:
         return np.stack([self.vecs[_sha(t)] for t in texts])
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
-def segments(text: str, max_segments: int = 12) -> list[str]:
-    """The state's parts for late interaction over segments: each top-level field of an object
-    state (a line that is not indented, with the indented lines under it), and within a long one
-    (over 200 characters) its sentences. A one-part state gives itself."""
-    parts: list[str] = []
-    for line in text.split("\n"):
-        if parts and line[:1] in (" ", "\t", "-"):
-            parts[-1] += "\n" + line
-        elif line.strip():
-            parts.append(line)
-    out: list[str] = []
-    for part in parts:
-        out += [x for x in _SENTENCE.split(part) if x.strip()] if len(part) > 200 else [part]
-    return out[:max_segments] or [text]
 
 
 def texts_of(it: Any) -> tuple[str, list[str], list[str]]:
@@ -243,75 +226,30 @@ def rows_of(its: Sequence[Any], emb: EmbeddingCache, xenc: XencCache | None = No
 # ------------------------------------------------------------------------------ features
 
 
-#: Feature sets of a (state, option) pair, by name (`features`).
-FEATURES = {
-    "cos": ("cos_o", "cos_h"),
-    "prod": ("uh", "cos_o", "cos_h"),
-    "prod2": ("uh", "uo", "cos_o", "cos_h"),
-    "sbert": ("uh", "adh", "cos_o", "cos_h"),
-    "sbert2": ("uh", "adh", "uo", "ado", "cos_o", "cos_h"),
-    "ctr": ("cos_o", "cos_h", "ctr"),
-    "prodctr": ("uh", "cos_o", "cos_h", "ctr"),
-    "seg": ("cos_o", "cos_h", "ctr", "seg"),
-}
-
-#: Reference vectors (`set_reference`): training states and hypotheses, for the centred cosines.
+#: Reference means (`set_reference`): of training states and of training hypotheses, for the
+#: centred cosines ("ctr").
 REFERENCE: dict[str, np.ndarray] = {}
 
 
 def set_reference(rows: Sequence[Row], n: int = 512, seed: int = 0) -> None:
-    """Fix the reference sets the "ctr" block centres cosines on: `n` training states and `n`
-    training hypotheses (texts only, no labels), so a question's cosine is read against how near
-    it sits to states in general and a state's against how near it sits to questions in general.
-    At run time both are one matrix-vector product: the question's once per rubric, the state's
-    once per ask."""
+    """Fix what the "ctr" block centres cosines on: the mean embedding of `n` training states and
+    of `n` training hypotheses (texts only, no labels), so a question's cosine is read against how
+    near it sits to states in general and a state's against how near it sits to questions in
+    general. A mean of cosines with unit vectors is the cosine with their mean, so at run time each
+    is one dot product (`seams.judges.local.towers`)."""
     rng = random.Random(seed)
     us = list({r.line_id: r.u for r in rows}.values())
     hs = [h for r in rows for h in r.h]
-    REFERENCE["u"] = np.stack(rng.sample(us, min(n, len(us))))
-    REFERENCE["h"] = np.stack(rng.sample(hs, min(n, len(hs))))
+    REFERENCE["u"] = np.stack(rng.sample(us, min(n, len(us)))).mean(0)
+    REFERENCE["h"] = np.stack(rng.sample(hs, min(n, len(hs)))).mean(0)
 
 
 def features(r: Row, spec: Sequence[str]) -> np.ndarray:
-    """[options, features] for one row: the named blocks side by side; for a Choice or Score the
-    cosines also relative to the question's mean (a softmax reads only differences anyway, a
-    per-option binary does not)."""
-    parts: list[np.ndarray] = []
-    n = len(r.h)
-    cos_h = r.h @ r.u
-    for name in spec:
-        if name == "uh":
-            parts.append(r.h * r.u)
-        elif name == "uo":
-            parts.append(r.o * r.u)
-        elif name == "adh":
-            parts.append(np.abs(r.h - r.u))
-        elif name == "ado":
-            parts.append(np.abs(r.o - r.u))
-        elif name == "cos_o":
-            parts.append(np.stack([r.cos, r.cos - r.cos.mean()], 1) if r.kind != "noul"
-                         else np.stack([r.cos, np.zeros(n)], 1))
-        elif name == "ctr":
-            if not REFERENCE:
-                raise ValueError("the ctr block needs set_reference(training rows) first")
-            by_q = (REFERENCE["u"] @ r.h.T).mean(0)  # [n] each option's mean cosine with states
-            by_s = float((REFERENCE["h"] @ r.u).mean())  # the state's mean cosine with questions
-            parts.append(np.stack([cos_h - by_q, cos_h - by_s, cos_h - by_q - by_s], 1))
-        elif name == "seg":  # late interaction over the state's segments: the nearest part, and the mean
-            seg = r.seg if r.seg is not None else r.u[None]
-            sh, so = seg @ r.h.T, seg @ r.o.T  # [m, n]
-            parts.append(np.stack([sh.max(0), sh.mean(0), sh.max(0) - cos_h, so.max(0), so.mean(0)], 1))
-        elif name == "cos_h":
-            parts.append(np.stack([cos_h, cos_h - cos_h.mean()], 1) if r.kind != "noul"
-                         else np.stack([cos_h, np.zeros(n)], 1))
-        else:
-            raise ValueError(f"unknown feature block {name!r}")
-    if r.kind == "score":  # where the level sits on the ladder
-        pos = np.arange(n) / max(n - 1, 1)
-        parts.append(np.stack([pos, pos * r.cos, pos * cos_h], 1))
-    elif parts:
-        parts.append(np.zeros((n, 3)))
-    return np.concatenate(parts, 1).astype(np.float32)
+    """[options, features] for one row: the runtime's own `pair_features`, so what the heads are
+    fitted on is what `LocalJudge(reading="once")` computes."""
+    if "ctr" in spec and not REFERENCE:
+        raise ValueError("the ctr block needs set_reference(training rows) first")
+    return pair_features(r.kind, r.u, r.h, r.o, tuple(spec), REFERENCE.get("u"), REFERENCE.get("h"), r.seg)
 
 
 # ------------------------------------------------------------------------------ the head
@@ -393,6 +331,13 @@ class Head:
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return self._score(self.p, ((x - self.mu) / self.sd).astype(np.float32))[0].astype(np.float64)
+
+    def to_tower(self, feats: str) -> TowerHead:
+        """This head as the runtime reads it (`seams.judges.local.towers.TowerHead`)."""
+        p = self.p
+        hidden = {"W": p["W"], "b": p["b"], "w": p["w"]} if self.hidden else {}
+        return TowerHead(feats, self.mu.astype(np.float32), self.sd.astype(np.float32), p["w0"], float(p["c"][0]),
+                         **hidden)
 
 
 # ------------------------------------------------------------------------------ protocol
@@ -582,7 +527,7 @@ def cmd_xenc(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("two-tower", help="issue 28's experiment: a head on frozen encoder embeddings (training/two_tower.py)")
-    p.add_argument("stage", choices=["embed", "xenc", "search", "run"])
+    p.add_argument("stage", choices=["embed", "xenc", "search", "run", "export"])
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     p.add_argument("--data", type=Path, default=SHARED_DATA)
     p.add_argument("--threads", type=int, default=1)
@@ -591,6 +536,8 @@ def add_parser(sub: Any) -> None:
                    help="xenc: the splits to run, in this order (train: the --train-sample)")
     p.add_argument("--json", type=Path, default=REPO / "bench" / "results" / "two_tower.json")
     p.add_argument("--quick", action="store_true", help="run: a small variant grid")
+    p.add_argument("--out", type=Path, default=REPO / "seams" / "models" / "seams-minilm" / "towers.npz",
+                   help="export: where the runtime's heads go")
     p.add_argument("--research", action="store_true", help="search again even when a search is on disk")
     p.add_argument("--kinds", nargs="*", default=["noul", "choice", "score"], help="--research: of these types")
 
@@ -599,7 +546,8 @@ def cmd(args: argparse.Namespace) -> int:
     from threadpoolctl import threadpool_limits  # numpy's BLAS at the ORT thread count: the machine is shared
 
     with threadpool_limits(args.threads):
-        return {"embed": cmd_embed, "xenc": cmd_xenc, "search": cmd_search, "run": cmd_run}[args.stage](args)
+        return {"embed": cmd_embed, "xenc": cmd_xenc, "search": cmd_search, "run": cmd_run,
+                "export": cmd_export}[args.stage](args)
 
 
 def _grid(kind: str, quick: bool) -> list[list[Variant]]:
@@ -708,6 +656,35 @@ def cmd_search(args: argparse.Namespace) -> int:
     out: dict[str, Any] = {}
     chosen = searched(train, args, out)
     log(f"chosen: {json.dumps({k: v.name() for k, v in chosen.items()})}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Fit each type's chosen head on the whole training split and write the runtime's
+    `towers.npz` (`seams.judges.local.towers.Towers`), for `LocalJudge(reading="once")`."""
+    from seams.judges.local.runtime import machine
+    from seams.version import __version__
+
+    log(machine().line())
+    _, emb = _embeddings(args.cache, args.threads)
+    train = rows_of(all_items(args.data)["train"], emb)
+    set_reference(train)
+    chosen = searched(train, args, {})
+    heads = {}
+    for kind, v in chosen.items():
+        t0 = time.time()
+        heads[kind] = fit_head(train, kind, v).to_tower(v.feats)
+        log(f"{kind}: {v.name()} fitted on {sum(r.kind == kind for r in train)} items ({time.time() - t0:.0f} s)")
+    meta = {"fitted_on": {"split": "train", "items": {k: sum(r.kind == k for r in train) for k in chosen},
+                          "variants": {k: v.name() for k, v in chosen.items()},
+                          "search": "quick" if args.quick else "full", "by": "5 whole-file folds of the training files",
+                          "command": "python -m training two-tower export" + (" --quick" if args.quick else ""),
+                          "seams": __version__}}
+    sha = emb.model_id.removeprefix("encoder-")
+    full = hashlib.sha256(emb.encoder_path.read_bytes()).hexdigest()
+    assert full.startswith(sha)
+    Towers(heads, REFERENCE["u"], REFERENCE["h"], full, meta).save(args.out)
+    log(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
     return 0
 
 

@@ -61,7 +61,7 @@ EXIT_JUDGE = 3
 
 # The judge options, declared once (`JudgeOptions` below holds them); a command whose help says
 # more of one (`seams ask`, `seams lint`) declares its own text.
-JudgeOpt = Annotated[str, typer.Option(help="'local' (the shipped model) or the base URL of a System One server.")]
+JudgeOpt = Annotated[str, typer.Option(help="'local' (the shipped model), 'local-once' (it, reading the state once) or the base URL of a System One server.")]
 ModelOpt = Annotated[str | None, typer.Option(help="Model id for a remote judge (default: $TYPESAFE_DEFAULT_MODEL, else jev-latest; pin a dated id to calibrate).")]
 KeyOpt = Annotated[str | None, typer.Option(help="Bearer key for a remote judge (default: $TYPESAFE_API_KEY).", show_default=False)]
 DirOpt = Annotated[Path | None, typer.Option(help="A local model directory instead of the shipped model (default: $SEAMS_MODEL_DIR).")]
@@ -123,14 +123,15 @@ class JudgeOptions:
 
 def make_judge(judge: str, *, model: str | None = None, api_key: str | None = None,
                model_dir: Path | None = None, threads: int | None = None, batch_size: int | None = None):
-    """`local` (the shipped model, or `model_dir`) or a System One base URL.
+    """`local` (the shipped model, or `model_dir`), `local-once` (the same model reading the state
+    once: `LocalJudge(reading="once")`) or a System One base URL.
 
     `batch_size` is the local judge's pairs per model run (None: its default, one pair a run for
     the shipped batch-dependent int8 model, whose answers move with their batch mates)."""
-    if judge == "local":
+    if is_local(judge):
         from ..judges.local import LocalJudge
 
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"reading": "once"} if judge == "local-once" else {}
         if threads is not None:
             kwargs["intra_op_threads"] = threads
         if batch_size is not None:
@@ -140,7 +141,12 @@ def make_judge(judge: str, *, model: str | None = None, api_key: str | None = No
         from ..judges.remote import RemoteJudge
 
         return RemoteJudge(model, base_url=judge, api_key=api_key)
-    raise InputError(f"--judge must be 'local' or an http(s) URL of a System One server, got {judge!r}")
+    raise InputError(f"--judge must be 'local', 'local-once' or an http(s) URL of a System One server, got {judge!r}")
+
+
+def is_local(judge: str) -> bool:
+    """Whether `--judge` names the local model (in either reading)."""
+    return judge in ("local", "local-once")
 
 
 def read_state(text: str | None, file: Path | None, as_json: bool) -> Any:

@@ -93,7 +93,7 @@ def ask(
     state: Annotated[str | None, typer.Option("--state", "-s", help="The state as text ('-' reads stdin).")] = None,
     state_file: Annotated[Path | None, typer.Option("--state-file", "-f", help="Read the state from a file (.json files are parsed as JSON).")] = None,
     json_state: Annotated[bool, typer.Option("--json-state", help="Parse the state as JSON (an object or array).")] = False,
-    judge: Annotated[str, typer.Option(help="'local' (the shipped model) or the base URL of a System One server.")] = "local",
+    judge: Annotated[str, typer.Option(help="'local' (the shipped model), 'local-once' (it, reading the state once) or the base URL of a System One server.")] = "local",
     model: Annotated[str | None, typer.Option(help="Model id for a remote judge (default: $TYPESAFE_DEFAULT_MODEL, else jev-latest).")] = None,
     api_key: Annotated[str | None, typer.Option(help="Bearer key for a remote judge (default: $TYPESAFE_API_KEY).", show_default=False)] = None,
     model_dir: Annotated[Path | None, typer.Option(help="A local model directory instead of the shipped model (default: $SEAMS_MODEL_DIR).")] = None,

@@ -18,7 +18,7 @@ import typer
 
 from ..errors import InputError
 from . import app
-from ._common import EXIT_USAGE, LogLevelChoice, err_console, errors_to_exit, make_judge
+from ._common import EXIT_USAGE, LogLevelChoice, err_console, errors_to_exit, is_local, make_judge
 
 #: Seconds an idle keep-alive connection is kept open. Longer than clients keep theirs (httpx:
 #: 5 s, uvicorn's default too), so the client closes first: at equal timeouts a client may send on
@@ -35,7 +35,7 @@ def serve(
     api_key: Annotated[str | None, typer.Option(envvar="SEAMS_API_KEY", show_default=False, help="Require 'Authorization: Bearer KEY' on every request (prefer the env variable: arguments show in ps).")] = None,
     threads: Annotated[int | None, typer.Option(min=1, help="onnxruntime intra-op threads (default: one per physical core).")] = None,
     max_body_bytes: Annotated[int, typer.Option(min=1, help="Largest request body accepted, compressed or decoded; larger ones get 413.")] = 4 * 1024 * 1024,
-    judge: Annotated[str, typer.Option(help="'local', or the base URL of another System One server to front.")] = "local",
+    judge: Annotated[str, typer.Option(help="'local', 'local-once' (the shipped model reading the state once), or the base URL of another System One server to front.")] = "local",
     upstream_key: Annotated[str | None, typer.Option(show_default=False, help="Bearer key for an upstream --judge URL (default: $TYPESAFE_API_KEY).")] = None,
     alias: Annotated[list[str] | None, typer.Option(help="Another model name to answer to, beside jev-latest and the model's id (repeatable).")] = None,
     log_level: Annotated[LogLevelChoice, typer.Option(help="uvicorn log level: critical, error, warning, info, debug.")] = LogLevelChoice.warning,
@@ -57,15 +57,15 @@ def serve(
         raise typer.Exit(EXIT_USAGE) from None
 
     with errors_to_exit():
-        if judge != "local" and (model_dir is not None or threads is not None):
+        if not is_local(judge) and (model_dir is not None or threads is not None):
             raise InputError("--model-dir and --threads are for the local judge; drop them with --judge URL")
         if api_key and not api_key.strip():
             raise InputError("the API key is blank; unset SEAMS_API_KEY to serve without a key")
         the_judge = make_judge(judge, api_key=upstream_key, model_dir=model_dir, threads=threads)
-        tokens, sized = token_bound(the_judge, max_tokens, request_timeout or None, local=judge == "local")
+        tokens, sized = token_bound(the_judge, max_tokens, request_timeout or None, local=is_local(judge))
     asgi = create_app(the_judge, api_key=api_key or None, max_body_bytes=max_body_bytes, model_names=alias or (),
                       max_pairs=max_pairs or None, max_tokens=tokens, request_timeout=request_timeout or None,
-                      body_timeout=body_timeout, concurrency=turns(concurrency, local=judge == "local"),
+                      body_timeout=body_timeout, concurrency=turns(concurrency, local=is_local(judge)),
                       queue_timeout=queue_timeout)
 
     sock = listen_on(host, port)

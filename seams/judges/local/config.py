@@ -7,7 +7,9 @@ A model directory holds three files::
     tokenizer.json   a `tokenizers` fast-tokenizer file, loaded with no network
 
 and optionally a sentence encoder (`encoder.onnx`, config `encoder`) whose cosine between an
-option's own text and the state is blended with the cross-encoder's logit (config `blend`).
+option's own text and the state is blended with the cross-encoder's logit (config `blend`), and
+heads over that encoder's embeddings (`towers.npz`, config `towers`) for reading the state once
+(`LocalJudge(reading="once")`, `towers.py`).
 
 Every way the directory can be wrong (a missing file, a config field of the wrong type, an ONNX
 graph whose inputs do not match the config, a tokenizer that will not load) is a `ConfigError`
@@ -96,6 +98,15 @@ class Shortlist(BaseModel):
         return self
 
 
+class TowersConfig(BaseModel):
+    """Heads fitted on the sentence encoder's embeddings (`towers.Towers`): what lets a judge
+    embed the state once and answer each question from that embedding (`reading="once"`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str = "towers.npz"
+
+
 def shipped_model_dir() -> Path:
     """Where the model that ships with the package lives (package data)."""
     return Path(__file__).resolve().parents[2] / "models" / "seams-minilm"
@@ -138,6 +149,7 @@ class ModelConfig(BaseModel):
     encoder: EncoderConfig | None = None
     blend: Blend | None = None
     shortlist: Shortlist | None = None
+    towers: TowersConfig | None = None
 
     @field_validator("inputs")
     @classmethod
@@ -165,6 +177,8 @@ class ModelConfig(BaseModel):
             raise ValueError("blend: a non-zero cosine weight needs an encoder")
         if self.shortlist is not None and (self.encoder is None or self.blend is None or self.blend.choice.cosine == 0.0):
             raise ValueError("shortlist: needs an encoder and a blend whose choice cosine weight is not 0")
+        if self.towers is not None and self.encoder is None:
+            raise ValueError("towers: needs an encoder (its heads read the encoder's embeddings)")
         return self
 
     @property
@@ -195,6 +209,10 @@ class ModelDir:
     def encoder_path(self) -> Path | None:
         return None if self.config.encoder is None else self.path / self.config.encoder.onnx
 
+    @property
+    def towers_path(self) -> Path | None:
+        return None if self.config.towers is None else self.path / self.config.towers.file
+
 
 def read_model_dir(path: str | Path | None = None) -> ModelDir:
     """Read and check `path` (the shipped model when None); raise `ConfigError` naming the file.
@@ -217,6 +235,8 @@ def read_model_dir(path: str | Path | None = None) -> ModelDir:
     files = [("onnx", model_dir.onnx_path), ("tokenizer", model_dir.tokenizer_path)]
     if model_dir.encoder_path is not None:
         files.append(("encoder", model_dir.encoder_path))
+    if model_dir.towers_path is not None:
+        files.append(("towers", model_dir.towers_path))
     for what, file in files:
         if not file.is_file():
             raise ConfigError(f"{file}: missing; {config_path} names it as the model's {what} file")
@@ -241,4 +261,4 @@ def _read_config(config_path: Path) -> ModelConfig:
         raise ConfigError(f"{config_path}: {problems}") from None
 
 
-__all__ = ["CONFIG_FILE", "FORMAT", "KNOWN_INPUTS", "Blend", "BlendWeights", "EncoderConfig", "ModelConfig", "ModelDir", "Shortlist", "read_model_dir", "shipped_model_dir"]
+__all__ = ["CONFIG_FILE", "FORMAT", "KNOWN_INPUTS", "Blend", "BlendWeights", "EncoderConfig", "ModelConfig", "ModelDir", "Shortlist", "TowersConfig", "read_model_dir", "shipped_model_dir"]

@@ -10,7 +10,13 @@ back into answers:
 * Score: softmax of the levels' logits at `score_temperature`, then the expected level.
 
 Identical pairs are run once (the same hypothesis about the same window), so asking the same
-question twice, or under two ids, costs nothing extra. The judge holds no mutable state after
+question twice, or under two ids, costs nothing extra.
+
+With `reading="once"` (a model with `towers`, the shipped one has them) the state is embedded
+once by the sentence encoder and every question that does not relate two of its fields is
+answered from that embedding by a small fitted head (`towers.py`): the k-th question costs a few
+dot products instead of a cross-encoder run. Questions relating two fields still go to the
+cross-encoder, which reads relations a single embedding cannot. The judge holds no mutable state after
 loading except a bounded cache of tokenised hypotheses guarded by a lock, so one judge serves
 many threads; onnxruntime allows concurrent `run` calls on one session.
 """
@@ -43,6 +49,7 @@ from .config import BlendWeights, ModelConfig, ModelDir, read_model_dir
 from .encoder import SentenceEncoder
 from .hypotheses import focus, hypotheses, option_texts, relates_fields, state_text
 from .runtime import load_session
+from .towers import Towers, segments
 from .windows import combine_distribution, combine_noul, distribution_window, noul_window, stride, window_size
 
 if TYPE_CHECKING:
@@ -66,6 +73,8 @@ DEFAULT_MAX_STATE_TOKENS = 32768
 #: `ask_many` runs states in passes of about this many pairs, bounding its memory on bulk work.
 DEFAULT_MAX_PAIRS_PER_PASS = 4096
 _HYPOTHESIS_CACHE = 8192
+#: How a judge reads: the cross-encoder on every (question, state) pair, or the state embedded once.
+READINGS = ("pairs", "once")
 _ONNX_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 
 
@@ -100,6 +109,13 @@ class LocalJudge(SyncJudge):
         With a config `shortlist` (and its sentence encoder), a Choice over more options than
         `shortlist.above` has only the `shortlist.keep` nearest by cosine read by the
         cross-encoder (docs/local-judge.md, "The encoder blend"). False reads every option.
+    reading:
+        "pairs" (the default): the cross-encoder reads every question with the state. "once":
+        the state is embedded once and each question is answered from that embedding by the
+        model's `towers` heads, except Nouls relating two of the state's fields, which the
+        cross-encoder still reads. Much cheaper per question and weaker on some (docs/local-judge.md,
+        "Reading the state once", has the held-out table); its `model_id` carries `+once:<digest>`,
+        so calibrations fitted on one reading never pass as the other's.
     """
 
     #: The pairs of many states share batches: bulk work sends chunks of states to `ask_many`.
@@ -115,6 +131,7 @@ class LocalJudge(SyncJudge):
         max_state_tokens: int = DEFAULT_MAX_STATE_TOKENS,
         max_pairs_per_pass: int = DEFAULT_MAX_PAIRS_PER_PASS,
         shortlist: bool = True,
+        reading: str = "pairs",
     ) -> None:
         limits = (max_batch_tokens, max_state_tokens, max_pairs_per_pass)
         if min(limits) < 1 or (max_batch_size is not None and max_batch_size < 1):
@@ -123,6 +140,8 @@ class LocalJudge(SyncJudge):
             )
         if intra_op_threads is not None and intra_op_threads < 1:
             raise ConfigError(f"intra_op_threads must be at least 1, got {intra_op_threads}")
+        if reading not in READINGS:
+            raise ConfigError(f"reading must be one of {', '.join(map(repr, READINGS))}, got {reading!r}")
         self._dir = read_model_dir(model_dir if model_dir is not None else settings().model_dir)
         self._config = self._dir.config
         self._templates = self._config.hypothesis_templates
@@ -150,7 +169,23 @@ class LocalJudge(SyncJudge):
         self.shortlist = shortlist
         self._cache: dict[str, Encoding] = {}
         self._cache_lock = threading.Lock()
+        self.reading = reading
+        self._towers = self._load_towers() if reading == "once" else None
         self._encoder = self._load_encoder()
+        #: tokens of one text the encoder reads, beside its special tokens (a state's windows)
+        self._encoder_window = (
+            0 if self._encoder is None
+            else self._encoder.config.max_length - self._tokenizer.num_special_tokens_to_add(False)
+        )
+
+    def _load_towers(self) -> Towers:
+        path = self._dir.towers_path
+        if path is None or self._dir.encoder_path is None:
+            raise ConfigError(
+                f"{self._dir.config_path}: model {self._config.model_id!r} has no towers (config \"towers\"), "
+                "so it cannot read the state once; use reading='pairs'"
+            )
+        return Towers.load(path, self._dir.encoder_path)
 
     def _load_encoder(self) -> SentenceEncoder | None:
         """The sentence encoder of a config with a blend that reads cosines; None otherwise.
@@ -160,7 +195,8 @@ class LocalJudge(SyncJudge):
         fight for the cores (one Noul ask on 2 cores, 2 threads: 56.6 ms with a 2-thread encoder,
         40.2 ms with a 1-thread one; `bench/encoder_blend.py`, docs/local-judge.md)."""
         enc, path, blend = self._config.encoder, self._dir.encoder_path, self._config.blend
-        if enc is None or path is None or blend is None or not blend.reads_cosine:
+        reads = self._towers is not None or (blend is not None and blend.reads_cosine)
+        if enc is None or path is None or not reads:
             return None
         return SentenceEncoder(path, enc, self._tokenizer, load_session(path, 1), self._pad_id,
                                batch_size=1 if self._config.batch_dependent else 32)
@@ -190,6 +226,10 @@ class LocalJudge(SyncJudge):
 
     @property
     def model_id(self) -> str:
+        """The config's model id; reading the state once, with `+once:<digest of the towers>`
+        (its answers are another model's)."""
+        if self._towers is not None:
+            return f"{self._config.model_id}+once:{self._towers.digest}"
         return self._config.model_id
 
     @property
@@ -235,14 +275,16 @@ class LocalJudge(SyncJudge):
         return datetime.fromtimestamp(mtime, tz=UTC).date().isoformat()
 
     def __repr__(self) -> str:
-        return f"LocalJudge({str(self._dir.path)!r}, model_id={self.model_id!r})"
+        reading = "" if self.reading == "pairs" else f", reading={self.reading!r}"
+        return f"LocalJudge({str(self._dir.path)!r}, model_id={self.model_id!r}{reading})"
 
     def cost(self, state: Any, questions: Mapping[str, Any]) -> tuple[int, int]:
         """(windows, model runs) that asking `questions` about `state` would take, planned
         without running the cross-encoder, so a long job can be announced before it starts (a
-        config's sentence encoder does run: a long Choice's shortlist depends on it)."""
+        config's sentence encoder does run: a long Choice's shortlist depends on it). Reading the
+        state once, the runs include the encoder's runs over the state."""
         plan = self._plan([check_state(state)], coerce_questions(questions))
-        return max(plan.windows.values(), default=1), len(plan.pairs)
+        return max(plan.windows.values(), default=1), len(plan.pairs) + plan.encoder_runs
 
     def check_limits(self, state: Any, questions: Mapping[str, Any]) -> None:
         """Plan the ask without running the cross-encoder, under the current `work_limits`: a
@@ -275,6 +317,11 @@ class LocalJudge(SyncJudge):
         features output (its config names none).
         """
         self._need_features()
+        if self._towers is not None:
+            raise ConfigError(
+                "pair features come from the cross-encoder's runs; a judge reading the state once "
+                "(reading='once') answers most questions without them: use reading='pairs' to fit or apply heads"
+            )
         return self._ask_many(states, questions, with_features=True)  # type: ignore[return-value]
 
     def features(self, state: Any, question: Any) -> PairFeatures:
@@ -362,7 +409,11 @@ class LocalJudge(SyncJudge):
         or their blend with the encoder's cosines (`config.Blend`) when the config has one.
 
         Options a shortlist left out (slot -1) never ran; each window gives them the lowest
-        logit of the options that did, so their blend is ranked by the cosine alone below it."""
+        logit of the options that did, so their blend is ranked by the cosine alone below it. A
+        question read once (`towers`) has its grid from the heads already."""
+        once = plan.grids.get((i, qid))
+        if once is not None:
+            return once
         idx = np.asarray(plan.slots[(i, qid)])
         grid = logits[np.maximum(idx, 0)]
         if (idx < 0).any():
@@ -432,6 +483,12 @@ class LocalJudge(SyncJudge):
                         "(max_state_tokens)"
                     )
                 view = views[vkey] = _View(text, whole)
+            if self._reads_once(h.question, state):
+                plan.windows[(i, qid)] = self._plan_once(plan, i, qid, h, view, answers)
+                plan.slots[(i, qid)] = []
+                if limits is not None:
+                    limits.check_pairs(plan.runs + plan.encoder_runs, f"{where} with question {qid!r}")
+                continue
             keep = None
             w = plan.weights[(i, qid)] = self._blend(h.question, state)
             if h.cos_texts and w is not None and w.cosine != 0.0:
@@ -453,7 +510,7 @@ class LocalJudge(SyncJudge):
                 windows, key_size = view.windows[h.size], h.size
             if limits is not None:
                 plan.runs += len(windows) * (len(h.texts) if keep is None else len(keep))
-                limits.check_pairs(plan.runs, f"{where} with question {qid!r}")
+                limits.check_pairs(plan.runs + plan.encoder_runs, f"{where} with question {qid!r}")
             plan.slots[(i, qid)] = [
                 [plan.pair(self._tokenizer, (t, i, vkey, key_size, w), enc, win) for w, win in enumerate(windows)]
                 if keep is None or k in keep else [-1] * len(windows)
@@ -463,6 +520,39 @@ class LocalJudge(SyncJudge):
                 limits.check_tokens(plan.tokens, f"{where} with question {qid!r}")
             plan.windows[(i, qid)] = len(windows)
         plan.states.append(i)
+
+    def _reads_once(self, question: Question, state: Any) -> bool:
+        """Whether `question` is answered from the state's embedding (`reading="once"`): every
+        question but a Noul relating two of the state's fields, which the cross-encoder reads."""
+        return self._towers is not None and not (isinstance(question, Noul) and relates_fields(question, state))
+
+    def _plan_once(self, plan: _Plan, i: int, qid: str, h: _Hypotheses, view: _View, answers: bool) -> int:
+        """Read one question from the state's embedding into `plan.grids` ([options, windows] of
+        the heads' logits); returns the windows. The state's windows (and, for a head that reads
+        them, its parts) are embedded once per view and counted once as encoder runs; with
+        `answers=False` (a plan only inspected) nothing is embedded."""
+        assert self._towers is not None and self._encoder is not None  # reading="once" loads both
+        kind = "noul" if isinstance(h.question, Noul) else "choice" if isinstance(h.question, Choice) else "score"
+        head = self._towers.heads[kind]
+        if view.once is None:
+            if len(view.whole.ids) <= self._encoder_window:
+                texts = [view.text]
+            else:  # each window's own text, cut where the cross-encoder's windows are
+                texts = [view.text[w.offsets[0][0]:w.offsets[-1][1]] for w in self._split(view.text, self._encoder_window)]
+            view.once = texts
+            plan.encoder_runs += len(texts)
+            plan.once_tokens[i] = plan.once_tokens.get(i, 0) + len(view.whole.ids)
+        if head.reads_segments and view.parts is None:
+            view.parts = segments(view.text)
+            plan.encoder_runs += len(view.parts)
+        if answers:
+            enc = self._encoder
+            us = enc.embed(view.once)
+            hv = enc.embed(h.texts)
+            ov = enc.embed(option_texts(h.question, self._templates))
+            seg = enc.embed(view.parts) if head.reads_segments and view.parts else None
+            plan.grids[(i, qid)] = np.stack([self._towers.logits(kind, u, hv, ov, seg) for u in us], axis=1)
+        return len(view.once)
 
     def _shortlists(self, h: _Hypotheses, with_features: bool) -> bool:
         """Whether the cross-encoder reads only a shortlist of this question's options: a Choice
@@ -596,14 +686,16 @@ class LocalJudge(SyncJudge):
                 p = 1.0 / (1.0 + np.exp(-combine_noul(grid[0])))
                 answers[qid] = NoulAnswer(noul=float(p), **extra)
             elif isinstance(question, Choice):
-                probs = combine_distribution(grid.T, self._config.choice_temperature, "choice")
+                t = 1.0 if (i, qid) in plan.grids else self._config.choice_temperature
+                probs = combine_distribution(grid.T, t, "choice")
                 choice = ChoiceAnswer.from_probabilities(dict(zip(question.options, map(float, probs))))
                 answers[qid] = ChoiceAnswer(**choice.model_dump(), **extra) if extra else choice
             else:
-                probs = combine_distribution(grid.T, self._config.score_temperature, "score")
+                t = 1.0 if (i, qid) in plan.grids else self._config.score_temperature
+                probs = combine_distribution(grid.T, t, "score")
                 score = ScoreAnswer.from_probabilities(probs.tolist(), question.levels)
                 answers[qid] = ScoreAnswer(**score.model_dump(), **extra) if extra else score
-        tokens = int(sum(plan.lengths[j] for j in used))
+        tokens = int(sum(plan.lengths[j] for j in used)) + plan.once_tokens.get(i, 0)
         return Answers(
             model=self.model_id,
             answers=answers,
@@ -668,6 +760,8 @@ class _View:
     text: str
     whole: Encoding
     windows: dict[int, list[Encoding]] = field(default_factory=dict)  # by window size
+    once: list[str] | None = None  # the texts the encoder embeds, reading the state once
+    parts: list[str] | None = None  # the state's parts (`towers.segments`), for a head that reads them
 
 
 @dataclass
@@ -686,6 +780,10 @@ class _Plan:
     weights: dict[tuple[int, str], BlendWeights | None] = field(default_factory=dict)
     #: encoder cosines of blended questions; a Future while the encoder's thread computes them
     cos: dict[tuple[int, str], np.ndarray | Future[np.ndarray]] = field(default_factory=dict)
+    #: reading the state once: each such question's [options, windows] logits from the heads
+    grids: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
+    encoder_runs: int = 0  # texts of states the encoder embeds for them, in the call
+    once_tokens: dict[int, int] = field(default_factory=dict)  # tokens of state i read that way
 
     def resolve(self) -> None:
         """Wait for the encoder's cosines of this plan (raising what the encoder raised)."""
