@@ -80,13 +80,18 @@ BUDGET = {"poison": 0.02, "secret": 0.01}
 #: What the heads read: `pair` (the pair features), or `pair+state` (and the sentence encoder's
 #: embedding of the candidate as the question reads it). A plain logistic model leaving out whole
 #: categories of the first blind set did better on both (`poison` AUROC 0.913 → 0.961,
-#: `bench/memory_head_features.py`), but `HeadFitter` on both, measured here out of fold at the
-#: cuts `BUDGET` picks, missed more: poison 85 → 90 of 199, secret 52 → 82 of 375 (C by
-#: cross-validation; at C 1, 80 and 90; at C 10 no cut). A plain logistic model (C 10, the same
-#: folds and cuts) missed 117 / 116 on pair features and 80 / 63 with the embedding beside them:
-#: the embedding helps a plain fit, but not past `HeadFitter` on pair features at this operating
-#: point (few benign refused), where the AUROC gain does not reach. So the shipped heads read `pair`.
-READS = "pair"
+#: `bench/memory_head_features.py`), but `HeadFitter` with every column standardised alike missed
+#: more at the cuts `BUDGET` picks (384 embedding columns against the pair features' penalty).
+#: Scaling the embedding's columns down (`EMBED_SCALE`, `HeadFitter(feature_scale=...)`) holds them
+#: nearer zero, and then it helps at the operating point (`python bench/memory_head_scale.py`,
+#: `bench/results/memory_head_scale.json`, out of fold, Intel Xeon VNNI): poison missed 90 (pair)
+#: → 91 (×1) → 72 (×0.3) → 69 (×0.1) → 78 (×0.03) of 199; secret 43 → 84 → 58 → 38 → 27 of 375,
+#: each at its budget of benign refused. So the heads read `pair+state`, the embedding at ×0.1 for
+#: poison and ×0.03 for secret (the best of four scales, chosen on this out-of-fold run; blind2
+#: was not read to choose).
+READS = "pair+state"
+#: Per flag, the scale of the embedding's columns against the pair features' after standardisation.
+EMBED_SCALE: dict[str, float] = {"poison": 0.1, "secret": 0.03}
 GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -107,6 +112,15 @@ def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int]) -> n
     return np.c_[feats[q]["features"][ix], feats[q]["state"][ix]] if READS == "pair+state" else feats[q]["features"][ix]
 
 
+def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...] | None = None) -> HeadFitter:
+    """The fitter of one flag's head: the pair features' columns at scale 1, the embedding's (when
+    the heads read it) at the flag's `EMBED_SCALE`."""
+    scale: float | np.ndarray = 1.0
+    if READS == "pair+state":
+        scale = np.r_[np.ones(feats[q]["features"].shape[1]), np.full(feats[q]["state"].shape[1], EMBED_SCALE[q])]
+    return HeadFitter(**({"Cs": Cs} if Cs else {}), feature_scale=scale)
+
+
 def probability(fitter: HeadFitter, logit: np.ndarray, features: np.ndarray) -> np.ndarray:
     z = fitter.logit_weight_ * logit + features @ fitter.weights_ + fitter.bias_
     return 1.0 / (1.0 + np.exp(-z))
@@ -121,9 +135,9 @@ def out_of_fold(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
         train = [it for it in items if it.case is None or _fold(it.case["id"], folds) != k]
         test = sorted({it.text for it in items if it.case is not None and _fold(it.case["id"], folds) == k})
         for q in QUESTIONS:
-            fitter = HeadFitter(**({"Cs": Cs} if Cs else {})).fit(*design(train, feats, index, q)[:3])
+            fitted = fitter(feats, q, Cs).fit(*design(train, feats, index, q)[:3])
             ix = [index[t] for t in test]
-            p = probability(fitter, feats[q]["logit"][ix], columns(feats, q, ix))
+            p = probability(fitted, feats[q]["logit"][ix], columns(feats, q, ix))
             out[q].update(zip(test, p.tolist(), strict=True))
     assert all(t in out["poison"] for t in dev_texts)
     return out
@@ -230,8 +244,7 @@ def final_heads(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
     heads = {}
     for q in QUESTIONS:
         logit, x, y, rows = design(items, feats, index, q)
-        fitter = HeadFitter().fit(logit, x, y)
-        heads[q] = fitter.to_head(model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows),
+        heads[q] = fitter(feats, q).fit(logit, x, y).to_head(model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows),
                                   reads=READS)
     return heads
 

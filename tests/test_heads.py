@@ -150,6 +150,42 @@ def test_a_strongly_regularised_head_stays_with_the_model(local: LocalJudge) -> 
     assert unscaled_logit < unscaled_features
 
 
+def test_a_scaled_block_of_features_is_held_nearer_zero_and_its_weights_stay_in_raw_units() -> None:
+    """`feature_scale` below 1 on a block penalises it harder: at one C its columns carry less of
+    the score; the fitted weights still read raw features (the scale is folded in)."""
+    rng = np.random.default_rng(3)
+    n = 400
+    logits = rng.normal(size=n)
+    pair, block = rng.normal(size=(n, 3)), rng.normal(size=(n, 20)) * 5.0
+    y = (logits + pair[:, 0] + 0.2 * block[:, :5].sum(1) + rng.normal(size=n) > 0).astype(int)
+    feats = np.c_[pair, block]
+
+    def block_spread(scale: float) -> tuple[float, HeadFitter]:
+        f = HeadFitter(Cs=[0.1], feature_scale=np.r_[np.ones(3), np.full(20, scale)]).fit(logits, feats, y)
+        return float(np.std(block @ f.weights_[3:])), f
+
+    full, _ = block_spread(1.0)
+    held, fitted = block_spread(0.05)
+    assert held < 0.5 * full
+    # raw units: the head's score on raw columns is the decision function of the logistic model
+    # fitted on the standardised, scaled ones
+    from sklearn.linear_model import LogisticRegression
+
+    from seams.calibration.head_fitting import LOGIT_SCALE
+
+    scale = np.r_[np.ones(3), np.full(20, 0.05)]
+    x = np.c_[(logits - logits.mean()) / logits.std() * LOGIT_SCALE, (feats - feats.mean(0)) / feats.std(0) * scale]
+    want = LogisticRegression(C=0.1, max_iter=2000).fit(x, y).decision_function(x)
+    z = fitted.logit_weight_ * logits + feats @ fitted.weights_ + fitted.bias_
+    np.testing.assert_allclose(z, want, atol=1e-4)
+    same = HeadFitter(Cs=[0.1], feature_scale=1.0).fit(logits, feats, y)
+    np.testing.assert_allclose(same.weights_, HeadFitter(Cs=[0.1]).fit(logits, feats, y).weights_)
+    with pytest.raises(InputError, match=r"one per feature column \(23\), got 2"):
+        HeadFitter(feature_scale=[1.0, 2.0]).fit(logits, feats, y)
+    with pytest.raises(InputError, match="feature_scale must be positive"):
+        HeadFitter(feature_scale=0.0).fit(logits, feats, y)
+
+
 def test_a_choice_head_is_a_softmax_over_the_items_options_with_a_bias_per_option() -> None:
     """Grouped rows are fitted as a conditional logit: its gradient is the loss's, and when the
     features say nothing the per-option biases learn how often each option is right."""

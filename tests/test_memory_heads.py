@@ -30,8 +30,11 @@ def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):
     # the red flags' heads (bench/fit_memory_heads.py) and the relational questions' (`seams
     # calibrate --heads`); never `worth`, whose labels are a proxy (`--no-head worth`)
     assert sorted(rubric.current_heads) == ["poison", "poorer", "related", "relation", "secret"]
-    # every head reads the pair features (bench/fit_memory_heads.py's READS says why not the embedding too)
-    assert {h.reads for h in rubric.current_heads.values()} == {"pair"}
+    # the red flags read the state's embedding beside the pair features (bench/fit_memory_heads.py's
+    # READS and EMBED_SCALE say why); the relational questions' heads, fitted by `seams calibrate
+    # --heads`, the pair features alone
+    assert {q: h.reads for q, h in rubric.current_heads.items()} == {
+        "poison": "pair+state", "secret": "pair+state", "poorer": "pair", "related": "pair", "relation": "pair"}
     assert {h.model for h in rubric.current_heads.values()} == {judge.model_id}
     headed = judge.with_heads(rubric.current_heads)
     cal = rubric.calibration

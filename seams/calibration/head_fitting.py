@@ -64,16 +64,24 @@ class HeadFitter:
     instead, a head learns "is this pair right" and not "which pair is right", and cannot learn
     that one option is right more often than another.
 
+    `feature_scale` multiplies the standardised feature columns (one number, or one per column)
+    before the fit: a column scaled by s needs a weight 1/s times larger to do the same work, so
+    the penalty on it is 1/s² times stronger. That is how a block of many columns (the state's
+    embedding beside the pair features, `Head.reads == "pair+state"`) can be held nearer zero
+    than the pair features without a second C to search. The fitted weights are in raw units
+    either way.
+
     Attributes after `fit`: `C_`, `logit_weight_`, `weights_` [d], `bias_` (in the raw units of
     the logit and features: the standardisation is folded in), `option_bias_` (grouped rows
     only, else None), `cv_log_loss_` (at `C_`; only when there was a choice to make).
     """
 
     def __init__(self, Cs: Sequence[float] = DEFAULT_CS, folds: int = DEFAULT_FOLDS,
-                 logit_scale: float = LOGIT_SCALE) -> None:
+                 logit_scale: float = LOGIT_SCALE, feature_scale: float | Sequence[float] = 1.0) -> None:
         self.Cs = tuple(sorted(Cs))
         self.folds = folds
         self.logit_scale = logit_scale
+        self.feature_scale = feature_scale
 
     def fit(self, logits: np.ndarray, features: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None) -> Self:
         logits = np.asarray(logits, dtype=np.float64)
@@ -83,14 +91,21 @@ class HeadFitter:
             raise InputError("a head needs labels of both kinds (true and false, or right and wrong options)")
         mu_l, sd_l = logits.mean(), _sd(logits)
         mu, sd = features.mean(axis=0), _sd(features)
-        x = np.column_stack([(logits - mu_l) / sd_l * self.logit_scale, (features - mu) / sd])
+        try:
+            scale = np.broadcast_to(np.asarray(self.feature_scale, dtype=np.float64), mu.shape)
+        except ValueError:
+            raise InputError(f"feature_scale must be one number or one per feature column ({mu.shape[0]}), "
+                             f"got {np.size(self.feature_scale)}") from None
+        if not (np.all(np.isfinite(scale)) and np.all(scale > 0)):
+            raise InputError(f"feature_scale must be positive and finite, got {self.feature_scale!r}")
+        x = np.column_stack([(logits - mu_l) / sd_l * self.logit_scale, (features - mu) / sd * scale])
         if groups is None:
             c, intercept, option_bias = self._fit_binary(x, y)
         else:
             c, option_bias = self._fit_softmax(*_items(x, y, np.asarray(groups)))
             intercept = 0.0
         self.logit_weight_ = float(c[0] * self.logit_scale / sd_l)
-        self.weights_ = c[1:] / sd
+        self.weights_ = c[1:] * scale / sd
         self.bias_ = float(intercept - self.logit_weight_ * mu_l - np.dot(self.weights_, mu))
         self.option_bias_ = option_bias
         return self
