@@ -324,3 +324,25 @@ def test_seams_serve_bounds_turns_for_the_local_judge_only() -> None:
     assert turns(None, local=True) == 2
     assert turns(None, local=False) is None  # in front of another server, calls mostly wait on it
     assert turns(0, local=True) is None and turns(5, local=False) == 5
+
+
+def test_the_server_caps_malloc_arenas_unless_the_environment_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`seams serve` caps glibc's arenas (RSS under load: bench/soak.py); an operator's
+    MALLOC_ARENA_MAX wins, and off glibc nothing is done."""
+    import sys
+
+    from seams.cli.serve import cap_malloc_arenas
+
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert cap_malloc_arenas() is False
+    monkeypatch.delenv("MALLOC_ARENA_MAX")
+    if not sys.platform.startswith("linux"):
+        assert cap_malloc_arenas() is False
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6")
+    except OSError:
+        pytest.skip("not glibc")
+    assert cap_malloc_arenas() is True  # mallopt accepted M_ARENA_MAX
