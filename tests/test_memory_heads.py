@@ -33,8 +33,9 @@ def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):
     # the red flags read the state's embedding beside the pair features (bench/fit_memory_heads.py's
     # READS and EMBED_SCALE say why); the relational questions' heads, fitted by `seams calibrate
     # --heads`, the pair features alone
-    assert {q: h.reads for q, h in rubric.current_heads.items()} == {
-        "poison": "pair+state", "secret": "pair+state", "poorer": "pair", "related": "pair", "relation": "pair"}
+    reads = {q: h.reads for q, h in rubric.current_heads.items()}
+    assert sorted(q for q, r in reads.items() if r == "pair+state") == ["poison", "secret"]
+    assert sorted(q for q, r in reads.items() if r == "pair") == ["poorer", "related", "relation"]
     assert {h.model for h in rubric.current_heads.values()} == {judge.model_id}
     headed = judge.with_heads(rubric.current_heads)
     cal = rubric.calibration
