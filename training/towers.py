@@ -1,6 +1,7 @@
 """Issue 28: a two-tower encoder *fine-tuned* on the written corpus (a bi-encoder), and its test.
 
     python -m training towers train  --run t1 [--steps N] [--lr 3e-5] [--l2sp 1e-3] [--resume]
+    python -m training towers wise   --run t1            # how far back toward the base weights (validation)
     python -m training towers export --run t1            # RUN/encoder.onnx (int8), as encoder.onnx was made
     python -m training towers eval   --run t1 [--json bench/results/towers_train.json]
 
@@ -424,6 +425,51 @@ def train(run: Path, cfg: Config, resume: bool = False, stop_at: float | None = 
     return record
 
 
+# ------------------------------------------------------------------------------ pull back toward the base
+
+
+def wise(run: Path, alphas: Sequence[float] = (0.25, 0.5, 0.75)) -> dict[str, Any]:
+    """The strength of the pull toward the base weights, chosen on the validation files after the
+    fact: the encoder's weights w_base + α·(w_best − w_base) for each α (the scales and bias of
+    `best.pt` kept), scored like every validation step; the best α (1.0: `best.pt` itself, whose
+    figure the training record holds) is written as `chosen.pt`. A few forward passes over the
+    validation files each, instead of a training run per L2-SP strength."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+
+    from .train import base_model_dir
+
+    torch.set_num_threads(1)
+    cfg = Config(**json.loads((run / "config.json").read_text()))
+    base = Path(cfg.base) if cfg.base else base_model_dir()
+    record = json.loads((run / "val.json").read_text())
+    best = torch.load(run / "best.pt", map_location="cpu", weights_only=False)
+    model = build(torch, base)
+    w0 = {k: v.clone() for k, v in model.state_dict().items()}
+    texts = Texts(tokenizer(base))
+    _, val = split_items(Path(cfg.data))
+    if cfg.val_limit and len(val) > cfg.val_limit:
+        val = random.Random(cfg.seed).sample(val, cfg.val_limit)
+    got = [{"alpha": 1.0, **record["best"]}]
+    for a in alphas:
+        sd = {k: (w0[k] + a * (v - w0[k]) if k.startswith("bert.") and v.is_floating_point() else v)
+              for k, v in best["model"].items()}
+        model.load_state_dict(sd)
+        m = validate(torch, model, val, texts, cfg)
+        got.append({"alpha": a, **m})
+        log(f"alpha {a}: noul {m['noul_auroc']:.4f} choice {m['choice_top1']:.4f} score {m['score_exact']:.4f} "
+            f"mean3 {m['mean3']:.4f}")
+    top = max(got, key=lambda m: m["mean3"])
+    a = top["alpha"]
+    sd = {k: (w0[k] + a * (v - w0[k]) if k.startswith("bert.") and v.is_floating_point() else v)
+          for k, v in best["model"].items()}
+    _save(torch, run / "chosen.pt", {"model": sd, "step": best["step"], "alpha": a})
+    out = {"step": best["step"], "tried": got, "chosen_alpha": a}
+    (run / "wise.json").write_text(json.dumps(out, indent=2))
+    log(f"chosen: alpha {a} at step {best['step']} (mean3 {top['mean3']:.4f})")
+    return out
+
+
 # ------------------------------------------------------------------------------ export
 
 
@@ -442,7 +488,8 @@ def export(run: Path, which: str = "best") -> dict[str, Any]:
     cfg = Config(**json.loads((run / "config.json").read_text()))
     base = Path(cfg.base) if cfg.base else base_model_dir()
     model = build(torch, base)
-    st = torch.load(run / ("best.pt" if which == "best" else "checkpoint.pt"), map_location="cpu", weights_only=False)
+    st = torch.load(run / {"best": "best.pt", "last": "checkpoint.pt", "chosen": "chosen.pt"}[which],
+                    map_location="cpu", weights_only=False)
     model.load_state_dict(st["model"])
     model.eval()
 
@@ -471,7 +518,7 @@ def export(run: Path, which: str = "best") -> dict[str, Any]:
     if par["min_cos_torch_vs_int8"] < 0.95:
         raise RuntimeError(f"int8 tower drifts from torch: an embedding at cosine {par['min_cos_torch_vs_int8']:.3f}")
     os.replace(int8, run / "encoder.onnx")
-    par.update(step=int(st["step"]), which=which, bytes=(run / "encoder.onnx").stat().st_size)
+    par.update(step=int(st["step"]), which=which, alpha=st.get("alpha", 1.0), bytes=(run / "encoder.onnx").stat().st_size)
     (run / "parity.json").write_text(json.dumps(par, indent=2))
     return par
 
@@ -589,12 +636,13 @@ def evaluate_run(run: Path, root: Path, frozen_cache: Path, data: Path, ci: int)
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("towers", help="issue 28: a fine-tuned two-tower encoder (training/towers.py)")
-    p.add_argument("stage", choices=["train", "export", "eval"])
+    p.add_argument("stage", choices=["train", "wise", "export", "eval"])
     p.add_argument("--run", required=True, help="the run's name under --root (or a path)")
     p.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     p.add_argument("--resume", action="store_true")
     p.add_argument("--stop-at", default=None, help="train: end cleanly at this UTC time (HH:MM today)")
-    p.add_argument("--which", choices=["best", "last"], default="best", help="export: best.pt or the last checkpoint")
+    p.add_argument("--which", choices=["chosen", "best", "last"], default="chosen",
+                   help="export: chosen.pt (`wise`), best.pt (the best validation step) or the last checkpoint")
     p.add_argument("--frozen-cache", type=Path,
                    default=REPO.parent / "train_runs" / "two_tower" / "encoder-bfe59d96a612")
     p.add_argument("--data", type=Path, default=SHARED_DATA)
@@ -626,6 +674,9 @@ def cmd(args: argparse.Namespace) -> int:
                      data=str(args.data / "written"))
         rec = train(run, cfg, resume=args.resume, stop_at=_deadline(args.stop_at))
         print(json.dumps(rec["best"], indent=2))
+        return 0
+    if args.stage == "wise":
+        print(json.dumps(wise(run), indent=2))
         return 0
     from threadpoolctl import threadpool_limits
 
