@@ -595,18 +595,25 @@ def evaluate_run(run: Path, root: Path, frozen_cache: Path, data: Path, ci: int)
         rows = {s: T.rows_of(v, e) for s, v in its.items()}
         rows_by[name] = rows
         T.set_reference(rows["train"])
-        for kind, v in CHOSEN.items():
-            var = T.Variant(**v)
-            t0 = time.time()
-            head = T.fit_head(rows["train"], kind, var)
-            log(f"{name}: {kind} head {var.name()} fitted ({time.time() - t0:.0f} s)")
-            for split in T.SPLITS:
-                rs = rows[split]
-                prev = scores[split].get(f"{name}_head") or [None] * len(rs)
-                for i, r in enumerate(rs):
-                    if r.kind == kind:
-                        prev[i] = head.predict(T.features(r, T.FEATURES[var.feats]))
-                scores[split][f"{name}_head"] = prev
+        # the tower trained on the training files less VAL_FILES: its cosines there are in-sample, so
+        # a head fitted on the whole training split may over-trust them; "_head_val" is fitted on the
+        # validation files' items alone (training split, never trained on)
+        fits = {"head": rows["train"]}
+        if name == "tower":
+            fits["head_val"] = [r for r in rows["train"] if r.file in VAL_FILES]
+        for suffix, fit_rows in fits.items():
+            for kind, v in CHOSEN.items():
+                var = T.Variant(**v)
+                t0 = time.time()
+                head = T.fit_head(fit_rows, kind, var)
+                log(f"{name}: {kind} {suffix} {var.name()} fitted on {len(fit_rows)} rows ({time.time() - t0:.0f} s)")
+                for split in T.SPLITS:
+                    rs = rows[split]
+                    prev = scores[split].get(f"{name}_{suffix}") or [None] * len(rs)
+                    for i, r in enumerate(rs):
+                        if r.kind == kind:
+                            prev[i] = head.predict(T.features(r, T.FEATURES[var.feats]))
+                    scores[split][f"{name}_{suffix}"] = prev
         for split in T.SPLITS:
             scores[split][f"{name}_cosine"] = [r.cos for r in rows[split]]
     for split in T.SPLITS:
@@ -625,10 +632,50 @@ def evaluate_run(run: Path, root: Path, frozen_cache: Path, data: Path, ci: int)
             t0 = time.time()
             out["ci_vs_frozen_cosine"][split] = {
                 n: T.paired_ci(rs, scores[split][n], scores[split]["frozen_cosine"], n=ci)
-                for n in ("tower_cosine", "tower_head", "frozen_head")}
+                for n in ("tower_cosine", "tower_head", "tower_head_val", "frozen_head")}
             log(f"{split}: bootstrap ({ci}) {json.dumps(out['ci_vs_frozen_cosine'][split])} ({time.time() - t0:.0f} s)")
     out["seconds"] = round(time.time() - t_start, 1)
     return out
+
+
+#: The shipped judge's figures on the same full held-out splits, from docs/notes/two_tower.md
+#: (`bench/results/two_tower.json`; not recomputed here): domains, groups, wordings.
+QUOTED = {
+    "shipped 0.6 (cross-encoder)": {"domains": (0.633, 0.634, 0.389, 0.702), "groups": (0.656, 0.523, 0.494, 0.725),
+                                    "wordings": (0.561, 0.432, 0.374, 0.618)},
+    "floor (Noul logit+cos)": {"domains": (0.649, 0.634, 0.389, 0.702), "groups": (0.660, 0.523, 0.494, 0.725),
+                               "wordings": (0.557, 0.432, 0.374, 0.618)},
+}
+COLS = ("noul_auroc", "choice_top1", "score_exact", "score_within1")
+SPLITS = ("domains", "groups", "wordings")
+
+
+def markdown(out: dict[str, Any]) -> str:
+    """The held-out table (systems × split × measure), the validation curve and the intervals."""
+    head = "| system | " + " | ".join(f"{s[:4]}. {c}" for s in SPLITS for c in ("Noul", "Choice", "exact", "±1")) + " |"
+    lines = [head, "|---|" + "---|" * 12]
+    names = {"tower_cosine": "trained tower, cosine", "tower_head": "trained tower, head",
+             "tower_head_val": "trained tower, head fitted on the validation files",
+             "frozen_cosine": "frozen base, cosine", "frozen_head": "frozen base, head"}
+    for n, label in names.items():
+        if n in out["table"]["domains"]:
+            lines.append(f"| {label} | " + " | ".join(f"{out['table'][s][n].get(c, float('nan')):.3f}"
+                                                      for s in SPLITS for c in COLS) + " |")
+    for label, v in QUOTED.items():
+        lines.append(f"| {label} (quoted) | " + " | ".join(f"{x:.3f}" for s in SPLITS for x in v[s]) + " |")
+    lines += ["", "| step | val Noul | val Choice | val Score exact | mean3 |", "|---|---|---|---|---|"]
+    for m in (out.get("validation") or {}).get("val", []):
+        lines.append(f"| {m['step']} | {m['noul_auroc']:.4f} | {m['choice_top1']:.4f} | {m['score_exact']:.4f} | "
+                     f"{m['mean3']:.4f} |")
+    ci = out.get("ci_vs_frozen_cosine") or {}
+    if ci:
+        lines += ["", "| design − frozen cosine | split | Noul | Choice | Score exact |", "|---|---|---|---|---|"]
+        for split, by in ci.items():
+            for n, v in by.items():
+                lines.append(f"| {names.get(n, n)} | {split} | " + " | ".join(
+                    f"[{v[k][0]:+.3f}, {v[k][1]:+.3f}]" if k in v else "–"
+                    for k in ("noul_auroc", "choice_top1", "score_exact")) + " |")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------ commands
@@ -691,6 +738,8 @@ def cmd(args: argparse.Namespace) -> int:
                "config": json.loads((run / "config.json").read_text()),
                "validation": json.loads((run / "val.json").read_text()) if (run / "val.json").exists() else None,
                **evaluate_run(run, args.root, args.frozen_cache, args.data, args.ci)}
+        out["markdown"] = markdown(out)
+        print(out["markdown"], flush=True)
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=2, default=float) + "\n")
         log(f"wrote {args.json}")
