@@ -8,6 +8,7 @@
         --metrics ../train_runs/r1/metrics.json
     python -m training recipe --run ../train_runs/g1 [--device auto] [--tiny] [--resume]   # all of it, one GPU
     python -m training two-tower embed|xenc|run   # issue 28's experiment (training/two_tower.py)
+    python -m training towers train|export|eval   # issue 28: a fine-tuned two-tower encoder (training/towers.py)
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     from .two_tower import add_parser as two_tower_parser  # numpy only: no torch
 
     two_tower_parser(sub)
+    from .towers import add_parser as towers_parser  # torch only when a towers stage runs
+
+    towers_parser(sub)
     return ap
 
 
@@ -178,6 +182,12 @@ def _two_tower(args: argparse.Namespace) -> int:
     return cmd(args)
 
 
+def _towers(args: argparse.Namespace) -> int:
+    from .towers import cmd
+
+    return cmd(args)
+
+
 def _card(args: argparse.Namespace) -> int:
     from .card import write_card
 
@@ -188,7 +198,7 @@ def _card(args: argparse.Namespace) -> int:
 #: What each subcommand runs (the modules load only when their command does: no torch for `build`).
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "build": _build, "train": _train, "average": _average, "export": _export, "card": _card,
-    "recipe": _recipe, "two-tower": _two_tower,
+    "recipe": _recipe, "two-tower": _two_tower, "towers": _towers,
 }
 
 
