@@ -461,14 +461,14 @@ def blend_scores(rows: Sequence[Row], w: np.ndarray, signals: Sequence[str],
 # ------------------------------------------------------------------------------ commands
 
 
-def _judge(threads: int) -> Any:
+def _judge(threads: int, model: Path | None = None) -> Any:
     from seams.judges.local import LocalJudge
 
-    return LocalJudge(None, intra_op_threads=threads)
+    return LocalJudge(model, intra_op_threads=threads)
 
 
-def _embeddings(cache: Path, threads: int) -> tuple[Any, EmbeddingCache]:
-    judge = _judge(threads)
+def _embeddings(cache: Path, threads: int, model: Path | None = None) -> tuple[Any, EmbeddingCache]:
+    judge = _judge(threads, model)
     assert judge.encoder is not None, "the shipped config has an encoder"
     return judge, EmbeddingCache(cache, judge.encoder, judge.model_dir / "encoder.onnx")
 
@@ -483,7 +483,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     from seams.judges.local.runtime import machine
 
     log(machine().line())
-    _, emb = _embeddings(args.cache, args.threads)
+    _, emb = _embeddings(args.cache, args.threads, args.model)
     texts: list[str] = []
     for its in all_items(args.data).values():
         for it in its:
@@ -536,6 +536,8 @@ def add_parser(sub: Any) -> None:
                    help="xenc: the splits to run, in this order (train: the --train-sample)")
     p.add_argument("--json", type=Path, default=REPO / "bench" / "results" / "two_tower.json")
     p.add_argument("--quick", action="store_true", help="run: a small variant grid")
+    p.add_argument("--model", type=Path, default=None,
+                   help="a model directory whose encoder.onnx is embedded (default: the shipped model)")
     p.add_argument("--out", type=Path, default=REPO / "seams" / "models" / "seams-minilm" / "towers.npz",
                    help="export: where the runtime's heads go")
     p.add_argument("--research", action="store_true", help="search again even when a search is on disk")
@@ -650,7 +652,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from seams.judges.local.runtime import machine
 
     log(machine().line())
-    _, emb = _embeddings(args.cache, args.threads)
+    _, emb = _embeddings(args.cache, args.threads, args.model)
     train = rows_of(all_items(args.data)["train"], emb)
     set_reference(train)
     out: dict[str, Any] = {}
@@ -666,7 +668,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from seams.version import __version__
 
     log(machine().line())
-    _, emb = _embeddings(args.cache, args.threads)
+    _, emb = _embeddings(args.cache, args.threads, args.model)
     train = rows_of(all_items(args.data)["train"], emb)
     set_reference(train)
     chosen = searched(train, args, {})
@@ -693,7 +695,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     t_start = time.time()
     log(machine().line())
-    judge, emb = _embeddings(args.cache, args.threads)
+    judge, emb = _embeddings(args.cache, args.threads, args.model)
     xc = XencCache(args.cache, judge)
     its = all_items(args.data)
     rows = {s: rows_of(v, emb, xc) for s, v in its.items()}
