@@ -47,18 +47,38 @@ SHORTLIST = {"above": 24, "keep": 16}
 def export_encoder(out: Path, work: Path | None = None) -> dict[str, Any]:
     """Write `out/encoder.onnx` (int8) and return the parity figures against torch."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
     from transformers import AutoModel
 
-    from .export import quantise
     from .train import base_model_dir
 
     base = AutoModel.from_pretrained(base_model_dir(), attn_implementation="eager").eval()
 
+    work = work or out / ".encoder-build"
+    work.mkdir(parents=True, exist_ok=True)
+    fp32, int8 = work / "encoder.fp32.onnx", work / "encoder.int8.onnx"
+    model = export_pooled(base, fp32, int8)
+    par = _parity(model, fp32, int8, base_model_dir() / "tokenizer.json")
+    if par["min_cos_torch_vs_int8"] < 0.95:
+        raise RuntimeError(f"int8 encoder drifts from torch: an embedding at cosine {par['min_cos_torch_vs_int8']:.3f}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / ENCODER_FILE).write_bytes(int8.read_bytes())
+    par["bytes"] = (out / ENCODER_FILE).stat().st_size
+    return par
+
+
+def export_pooled(bert: Any, fp32: Path, int8: Path) -> Any:
+    """Wrap a transformers encoder as a sentence encoder (mean-pooled over the mask, unit length,
+    as sentence-transformers pools all-MiniLM-L6-v2), export it to ONNX at `fp32` with dynamic
+    batch and sequence axes and the `embeddings` output `SentenceEncoder` reads, and quantise it
+    to `int8`. Returns the torch module (for parity checks)."""
+    import torch
+
+    from .export import quantise
+
     class _Pooled(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.m = base
+            self.m = bert
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
             h = self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
@@ -67,9 +87,6 @@ def export_encoder(out: Path, work: Path | None = None) -> dict[str, Any]:
             return torch.nn.functional.normalize(v, dim=-1)
 
     model = _Pooled().eval()
-    work = work or out / ".encoder-build"
-    work.mkdir(parents=True, exist_ok=True)
-    fp32, int8 = work / "encoder.fp32.onnx", work / "encoder.int8.onnx"
     names = ["input_ids", "attention_mask", "token_type_ids"]
     ids = torch.ones((2, 16), dtype=torch.long)
     with torch.no_grad():
@@ -78,13 +95,7 @@ def export_encoder(out: Path, work: Path | None = None) -> dict[str, Any]:
                                                                OUTPUT: {0: "batch"}},
                           opset_version=17, do_constant_folding=True, dynamo=False)
     quantise(fp32, int8)
-    par = _parity(model, fp32, int8, base_model_dir() / "tokenizer.json")
-    if par["min_cos_torch_vs_int8"] < 0.95:
-        raise RuntimeError(f"int8 encoder drifts from torch: an embedding at cosine {par['min_cos_torch_vs_int8']:.3f}")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / ENCODER_FILE).write_bytes(int8.read_bytes())
-    par["bytes"] = (out / ENCODER_FILE).stat().st_size
-    return par
+    return model
 
 
 def _parity(model: Any, fp32: Path, int8: Path, tokenizer_json: Path, n: int = 64) -> dict[str, Any]:

@@ -480,8 +480,7 @@ def export(run: Path, which: str = "best") -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from .encoder import OUTPUT, _parity
-    from .export import quantise
+    from .encoder import _parity, export_pooled
     from .train import base_model_dir
 
     torch.set_num_threads(1)
@@ -493,27 +492,8 @@ def export(run: Path, which: str = "best") -> dict[str, Any]:
     model.load_state_dict(st["model"])
     model.eval()
 
-    class _Pooled(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.m = model.bert
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            h = self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
-            m = attention_mask.unsqueeze(-1).to(h.dtype)
-            v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(v, dim=-1)
-
-    pooled = _Pooled().eval()
     fp32, int8 = run / "encoder.fp32.onnx", run / "encoder.int8.tmp.onnx"
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    ids = torch.ones((2, 16), dtype=torch.long)
-    with torch.no_grad():
-        torch.onnx.export(pooled, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(fp32), input_names=names,
-                          output_names=[OUTPUT], dynamic_axes={**{n: {0: "batch", 1: "sequence"} for n in names},
-                                                               OUTPUT: {0: "batch"}},
-                          opset_version=17, do_constant_folding=True, dynamo=False)
-    quantise(fp32, int8)
+    pooled = export_pooled(model.bert, fp32, int8)
     par = _parity(pooled, fp32, int8, base / "tokenizer.json")
     if par["min_cos_torch_vs_int8"] < 0.95:
         raise RuntimeError(f"int8 tower drifts from torch: an embedding at cosine {par['min_cos_torch_vs_int8']:.3f}")
