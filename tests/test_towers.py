@@ -220,3 +220,52 @@ def test_the_cli_reads_once_with_judge_local_once(once) -> None:
     assert data["model"] == once.model_id and data["answers"]["q"]["choice"] == "billing"
     bad = CliRunner().invoke(app, ["ask", "-q", "Is it?", "--state", "x", "--judge", "local-twice"])
     assert bad.exit_code != 0 and "'local-once'" in bad.output
+
+
+def _tiny_with_own_tower(tmp_path: Path) -> tuple[Path, Towers]:
+    """The tiny model with an encoder, and towers that read an encoder of their own: the tiny
+    encoder's graph with another epsilon (other bytes, the same inputs and output)."""
+    import onnx
+    from onnx import numpy_helper
+
+    d = write_tiny_model(tmp_path / "tiny", features=True, encoder=True)
+    graph = onnx.load(str(d / "encoder.onnx"))
+    for init in graph.graph.initializer:
+        if init.name == "eps":
+            init.CopyFrom(numpy_helper.from_array(np.array(2e-6, dtype=np.float32), "eps"))
+    onnx.save(graph, str(d / "towers_encoder.onnx"))
+    dim = 7  # the "cos" block: cos_o, cos_h (2 each) and the 3 a type pads with
+    w0 = np.array([1, 0, 1, 0, 0, 0, 0], dtype=np.float32)
+    heads = {k: TowerHead("cos", np.zeros(dim, np.float32), np.ones(dim, np.float32), w0, 0.0)
+             for k in ("noul", "choice", "score")}
+    sha = hashlib.sha256((d / "towers_encoder.onnx").read_bytes()).hexdigest()
+    towers = Towers(heads, np.zeros(4, np.float32), np.zeros(4, np.float32), sha, {"fitted_on": {"split": "none"}})
+    towers.save(d / "towers.npz")
+    config = json.loads((d / "config.json").read_text())
+    config["towers"] = {"file": "towers.npz", "encoder": "towers_encoder.onnx"}
+    (d / "config.json").write_text(json.dumps(config))
+    return d, towers
+
+
+def test_towers_may_read_an_encoder_of_their_own(tmp_path) -> None:
+    """A tower trained to read questions can sit beside the base encoder the blend reads: the heads
+    are checked against, and embed with, the encoder `towers.encoder` names."""
+    d, towers = _tiny_with_own_tower(tmp_path)
+    judge = LocalJudge(d, reading="once")
+    assert judge.model_id.endswith("+once:" + Towers.load(d / "towers.npz").digest)
+
+    got = judge.ask("yes it is true", {"q": Noul(instructions="Is this true?")}).answers["q"].noul
+    enc = judge._tower_encoder
+    assert enc is not None and enc.path.name == "towers_encoder.onnx"
+    from seams.judges.local.hypotheses import hypotheses
+
+    u, h = enc.embed(["yes it is true"])[0], enc.embed(hypotheses(Noul(instructions="Is this true?")))[0]
+    assert got == pytest.approx(1 / (1 + np.exp(-2 * float(h @ u))), abs=1e-6)
+    # heads fitted on the model's own encoder are refused here: they do not read it
+    other = hashlib.sha256((d / "encoder.onnx").read_bytes()).hexdigest()
+    Towers(towers.heads, towers.ref_u, towers.ref_h, other, towers.meta).save(d / "towers.npz")
+    with pytest.raises(ConfigError, match="towers_encoder.onnx is"):
+        LocalJudge(d, reading="once")
+    (d / "towers_encoder.onnx").unlink()
+    with pytest.raises(ConfigError, match="towers_encoder.onnx: missing; .* towers' encoder file"):
+        LocalJudge(d)

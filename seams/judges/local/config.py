@@ -105,6 +105,10 @@ class TowersConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     file: str = "towers.npz"
+    #: The encoder graph the heads read, when it is not the model's `encoder` (a tower trained to
+    #: read questions, beside the base encoder the blend's cosines come from); same inputs, same
+    #: output, same tokenizer. None: the model's encoder.
+    encoder: str | None = None
 
 
 def shipped_model_dir() -> Path:
@@ -213,6 +217,13 @@ class ModelDir:
     def towers_path(self) -> Path | None:
         return None if self.config.towers is None else self.path / self.config.towers.file
 
+    @property
+    def towers_encoder_path(self) -> Path | None:
+        """The encoder the towers' heads read: their own (`towers.encoder`), else the model's."""
+        if self.config.towers is not None and self.config.towers.encoder is not None:
+            return self.path / self.config.towers.encoder
+        return self.encoder_path
+
 
 def read_model_dir(path: str | Path | None = None) -> ModelDir:
     """Read and check `path` (the shipped model when None); raise `ConfigError` naming the file.
@@ -237,6 +248,8 @@ def read_model_dir(path: str | Path | None = None) -> ModelDir:
         files.append(("encoder", model_dir.encoder_path))
     if model_dir.towers_path is not None:
         files.append(("towers", model_dir.towers_path))
+        if model_dir.config.towers is not None and model_dir.config.towers.encoder is not None:
+            files.append(("towers' encoder", model_dir.path / model_dir.config.towers.encoder))
     for what, file in files:
         if not file.is_file():
             raise ConfigError(f"{file}: missing; {config_path} names it as the model's {what} file")

@@ -172,10 +172,12 @@ class LocalJudge(SyncJudge):
         self.reading = reading
         self._towers = self._load_towers() if reading == "once" else None
         self._encoder = self._load_encoder()
-        #: tokens of one text the encoder reads, beside its special tokens (a state's windows)
+        #: the encoder reading once embeds with: the model's, or the towers' own (`towers.encoder`)
+        self._tower_encoder = self._load_tower_encoder()
+        #: tokens of one text that encoder reads, beside its special tokens (a state's windows)
         self._encoder_window = (
-            0 if self._encoder is None
-            else self._encoder.config.max_length - self._tokenizer.num_special_tokens_to_add(False)
+            0 if self._tower_encoder is None
+            else self._tower_encoder.config.max_length - self._tokenizer.num_special_tokens_to_add(False)
         )
 
     def _load_towers(self) -> Towers:
@@ -185,7 +187,19 @@ class LocalJudge(SyncJudge):
                 f"{self._dir.config_path}: model {self._config.model_id!r} has no towers (config \"towers\"), "
                 "so it cannot read the state once; use reading='pairs'"
             )
-        return Towers.load(path, self._dir.encoder_path)
+        encoder = self._dir.towers_encoder_path
+        assert encoder is not None  # a model encoder exists, and the towers' own is checked by read_model_dir
+        return Towers.load(path, encoder)
+
+    def _load_tower_encoder(self) -> SentenceEncoder | None:
+        """Reading once: the towers' own encoder when the config names one, else the model's."""
+        towers = self._config.towers
+        if self._towers is None or towers is None or towers.encoder is None:
+            return self._encoder if self._towers is not None else None
+        path, enc = self._dir.path / towers.encoder, self._config.encoder
+        assert enc is not None  # towers need an encoder (config)
+        return SentenceEncoder(path, enc, self._tokenizer, load_session(path, 1), self._pad_id,
+                               batch_size=1 if self._config.batch_dependent else 32)
 
     def _load_encoder(self) -> SentenceEncoder | None:
         """The sentence encoder of a config with a blend that reads cosines; None otherwise.
@@ -195,7 +209,9 @@ class LocalJudge(SyncJudge):
         fight for the cores (one Noul ask on 2 cores, 2 threads: 56.6 ms with a 2-thread encoder,
         40.2 ms with a 1-thread one; `bench/encoder_blend.py`, docs/local-judge.md)."""
         enc, path, blend = self._config.encoder, self._dir.encoder_path, self._config.blend
-        reads = self._towers is not None or (blend is not None and blend.reads_cosine)
+        towers = self._config.towers
+        own = towers is not None and towers.encoder is not None  # the towers read their own encoder
+        reads = (self._towers is not None and not own) or (blend is not None and blend.reads_cosine)
         if enc is None or path is None or not reads:
             return None
         return SentenceEncoder(path, enc, self._tokenizer, load_session(path, 1), self._pad_id,
@@ -531,7 +547,7 @@ class LocalJudge(SyncJudge):
         the heads' logits); returns the windows. The state's windows (and, for a head that reads
         them, its parts) are embedded once per view and counted once as encoder runs; with
         `answers=False` (a plan only inspected) nothing is embedded."""
-        assert self._towers is not None and self._encoder is not None  # reading="once" loads both
+        assert self._towers is not None and self._tower_encoder is not None  # reading="once" loads both
         kind = "noul" if isinstance(h.question, Noul) else "choice" if isinstance(h.question, Choice) else "score"
         head = self._towers.heads[kind]
         if view.once is None:
@@ -546,7 +562,7 @@ class LocalJudge(SyncJudge):
             view.parts = segments(view.text)
             plan.encoder_runs += len(view.parts)
         if answers:
-            enc = self._encoder
+            enc = self._tower_encoder
             us = enc.embed(view.once)
             hv = enc.embed(h.texts)
             ov = enc.embed(option_texts(h.question, self._templates))
