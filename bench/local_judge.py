@@ -123,8 +123,11 @@ def variants(model_dir: Path, fp32_arg: str | None, work: Path) -> dict[str, Pat
         os.symlink(md.tokenizer_path.resolve(), d / md.config.tokenizer)
         if md.encoder_path is not None:  # the sentence encoder of the blend travels with every variant
             os.symlink(md.encoder_path.resolve(), d / md.encoder_path.name)
-        if md.towers_path is not None:  # and the heads of reading the state once
+        if md.towers_path is not None:  # and the heads of reading the state once, and their encoder
             os.symlink(md.towers_path.resolve(), d / md.towers_path.name)
+            tower = md.towers_encoder_path
+            if tower is not None and tower != md.encoder_path:
+                os.symlink(tower.resolve(), d / tower.name)
         cfg = json.loads(md.config_path.read_text(encoding="utf-8"))
         cfg["onnx"] = str(graphs[name].resolve())
         # a float graph's answers do not depend on the batch; an int8 graph quantised here does

@@ -36,8 +36,10 @@ def test_shipped_files_and_config() -> None:
     assert cfg["output"] == "logits"
     total = sum(p.stat().st_size for p in MODEL_DIR.iterdir() if p.is_file())
     # 30 MB for the cross-encoder; the issue that added the sentence encoder beside it (#21) let the
-    # budget grow to 60 MB for the figures it pays for (docs/local-judge.md, "The encoder blend")
-    assert total <= 60 * 1024 * 1024, f"shipped model is {total / 1e6:.1f} MB; the limit is 60 MB"
+    # budget grow to 60 MB for the figures it pays for (docs/local-judge.md, "The encoder blend"),
+    # and the tower the once reading embeds with (#28: towers_encoder.onnx, 23 MB) to 72 MB for
+    # its held-out figures (docs/local-judge.md, "Reading the state once")
+    assert total <= 72 * 1024 * 1024, f"shipped model is {total / 1e6:.1f} MB; the limit is 72 MB"
 
 
 def test_graph_is_int8_with_dynamic_axes() -> None:

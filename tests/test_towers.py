@@ -66,11 +66,13 @@ def test_an_answer_read_once_does_not_depend_on_the_questions_asked_beside_it(on
 
 
 def test_the_kth_question_adds_no_model_run(once, shipped_judge) -> None:
-    """Cost in model runs, planned (no clock): reading once, k Nouls about one state take one
-    encoder run whatever k is; the cross-encoder takes one run per question."""
+    """Cost in model runs, planned (no clock): reading once, k Nouls about one state take the
+    same encoder runs whatever k is (the state, and its parts when the Noul head reads them);
+    the cross-encoder takes one run per question."""
+    parts = len(segments(TICKET)) if once._towers.heads["noul"].reads_segments else 0
     for k in range(1, len(NOULS) + 1):
         qs = dict(list(NOULS.items())[:k])
-        assert once.cost(TICKET, qs) == (1, 1)
+        assert once.cost(TICKET, qs) == (1, 1 + parts)
         assert shipped_judge.cost(TICKET, qs) == (1, k)
 
 
@@ -154,9 +156,13 @@ def test_a_model_naming_a_missing_towers_file_is_refused(tmp_path) -> None:
 
 
 def test_the_shipped_towers_match_the_shipped_encoder_and_round_trip(tmp_path) -> None:
+    from seams.judges.local import read_model_dir
+
     path = shipped_model_dir() / "towers.npz"
-    towers = Towers.load(path, shipped_model_dir() / "encoder.onnx")
-    assert towers.encoder_sha256 == hashlib.sha256((shipped_model_dir() / "encoder.onnx").read_bytes()).hexdigest()
+    encoder = read_model_dir(shipped_model_dir()).towers_encoder_path
+    assert encoder is not None
+    towers = Towers.load(path, encoder)
+    assert towers.encoder_sha256 == hashlib.sha256(encoder.read_bytes()).hexdigest()
     assert set(towers.heads) == {"noul", "choice", "score"}
     assert towers.meta["fitted_on"]["split"] == "train"
     copy = tmp_path / "towers.npz"

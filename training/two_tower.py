@@ -467,9 +467,17 @@ def _judge(threads: int, model: Path | None = None) -> Any:
     return LocalJudge(model, intra_op_threads=threads)
 
 
-def _embeddings(cache: Path, threads: int, model: Path | None = None) -> tuple[Any, EmbeddingCache]:
+def _embeddings(cache: Path, threads: int, model: Path | None = None, towers: bool = False
+                ) -> tuple[Any, EmbeddingCache]:
+    """The judge of `model`, and a cache of its encoder's embeddings; with `towers`, of the
+    encoder the model's towers read (`towers.encoder`, when the config names its own)."""
     judge = _judge(threads, model)
     assert judge.encoder is not None, "the shipped config has an encoder"
+    tower = judge._dir.towers_encoder_path if towers else None
+    if tower is not None and tower != judge._dir.encoder_path:
+        from .towers import sentence_encoder
+
+        return judge, EmbeddingCache(cache, sentence_encoder(tower), tower)
     return judge, EmbeddingCache(cache, judge.encoder, judge.model_dir / "encoder.onnx")
 
 
@@ -668,7 +676,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from seams.version import __version__
 
     log(machine().line())
-    _, emb = _embeddings(args.cache, args.threads, args.model)
+    _, emb = _embeddings(args.cache, args.threads, args.model, towers=True)
     train = rows_of(all_items(args.data)["train"], emb)
     set_reference(train)
     chosen = searched(train, args, {})
