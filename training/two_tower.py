@@ -74,7 +74,8 @@ class EmbeddingCache:
     def __init__(self, root: Path, encoder: Any, encoder_path: Path, flush_every: int = 500) -> None:
         self.encoder = encoder
         self.encoder_path = encoder_path
-        self.model_id = "encoder-" + hashlib.sha256(encoder_path.read_bytes()).hexdigest()[:12]
+        self.sha256 = hashlib.sha256(encoder_path.read_bytes()).hexdigest()
+        self.model_id = "encoder-" + self.sha256[:12]
         self.dir = root / self.model_id
         self.dir.mkdir(parents=True, exist_ok=True)
         self.flush_every = flush_every
@@ -473,8 +474,11 @@ def _embeddings(cache: Path, threads: int, model: Path | None = None, towers: bo
     encoder the model's towers read (`towers.encoder`, when the config names its own)."""
     judge = _judge(threads, model)
     assert judge.encoder is not None, "the shipped config has an encoder"
-    tower = judge._dir.towers_encoder_path if towers else None
-    if tower is not None and tower != judge._dir.encoder_path:
+    from seams.judges.local import read_model_dir
+
+    md = read_model_dir(judge.model_dir)
+    tower = md.towers_encoder_path if towers else None
+    if tower is not None and tower != md.encoder_path:
         from .towers import sentence_encoder
 
         return judge, EmbeddingCache(cache, sentence_encoder(tower), tower)
@@ -690,10 +694,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                           "search": "quick" if args.quick else "full", "by": "5 whole-file folds of the training files",
                           "command": "python -m training two-tower export" + (" --quick" if args.quick else ""),
                           "seams": __version__}}
-    sha = emb.model_id.removeprefix("encoder-")
-    full = hashlib.sha256(emb.encoder_path.read_bytes()).hexdigest()
-    assert full.startswith(sha)
-    Towers(heads, REFERENCE["u"], REFERENCE["h"], full, meta).save(args.out)
+    Towers(heads, REFERENCE["u"], REFERENCE["h"], emb.sha256, meta).save(args.out)
     log(f"wrote {args.out} ({args.out.stat().st_size} bytes)")
     return 0
 

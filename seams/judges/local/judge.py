@@ -10,15 +10,15 @@ back into answers:
 * Score: softmax of the levels' logits at `score_temperature`, then the expected level.
 
 Identical pairs are run once (the same hypothesis about the same window), so asking the same
-question twice, or under two ids, costs nothing extra.
-
-With `reading="once"` (a model with `towers`, the shipped one has them) the state is embedded
-once by the sentence encoder and every question that does not relate two of its fields is
-answered from that embedding by a small fitted head (`towers.py`): the k-th question costs a few
-dot products instead of a cross-encoder run. Questions relating two fields still go to the
-cross-encoder, which reads relations a single embedding cannot. The judge holds no mutable state after
+question twice, or under two ids, costs nothing extra. The judge holds no mutable state after
 loading except a bounded cache of tokenised hypotheses guarded by a lock, so one judge serves
 many threads; onnxruntime allows concurrent `run` calls on one session.
+
+With `reading="once"` (a model with `towers`, the shipped one has them) the state is embedded
+once by the towers' encoder and every question that does not relate two of its fields is
+answered from that embedding by a small fitted head (`towers.py`): the k-th question costs a few
+dot products instead of a cross-encoder run. Questions relating two fields still go to the
+cross-encoder, which reads relations a single embedding cannot.
 """
 
 from __future__ import annotations
@@ -193,29 +193,40 @@ class LocalJudge(SyncJudge):
 
     def _load_tower_encoder(self) -> SentenceEncoder | None:
         """Reading once: the towers' own encoder when the config names one, else the model's."""
-        towers = self._config.towers
-        if self._towers is None or towers is None or towers.encoder is None:
-            return self._encoder if self._towers is not None else None
-        path, enc = self._dir.path / towers.encoder, self._config.encoder
-        assert enc is not None  # towers need an encoder (config)
+        if self._towers is None:
+            return None
+        path = self._dir.towers_encoder_path
+        if path is None or path == self._dir.encoder_path:
+            return self._encoder
+        return self._sentence_encoder(path)
+
+    def _sentence_encoder(self, path: Path) -> SentenceEncoder:
+        """A `SentenceEncoder` on the graph at `path`, with the config's encoder settings and this
+        judge's tokenizer, on one onnxruntime thread (`_load_encoder` says why)."""
+        enc = self._config.encoder
+        assert enc is not None  # only called for a config with an encoder (towers need one)
         return SentenceEncoder(path, enc, self._tokenizer, load_session(path, 1), self._pad_id,
                                batch_size=1 if self._config.batch_dependent else 32)
 
     def _load_encoder(self) -> SentenceEncoder | None:
         """The sentence encoder of a config with a blend that reads cosines; None otherwise.
+        Reading once with towers that have an encoder of their own, only the relational Nouls go
+        through the blend, so the model's encoder loads only if their weights read a cosine.
 
         Its session runs on one thread whatever `intra_op_threads` says: it mostly runs beside the
         cross-encoder (`SentenceEncoder.cosines_soon`), and two multi-threaded sessions at once
         fight for the cores (one Noul ask on 2 cores, 2 threads: 56.6 ms with a 2-thread encoder,
         40.2 ms with a 1-thread one; `bench/encoder_blend.py`, docs/local-judge.md)."""
         enc, path, blend = self._config.encoder, self._dir.encoder_path, self._config.blend
-        towers = self._config.towers
-        own = towers is not None and towers.encoder is not None  # the towers read their own encoder
-        reads = (self._towers is not None and not own) or (blend is not None and blend.reads_cosine)
+        if self._towers is None:
+            reads = blend is not None and blend.reads_cosine
+        elif self._dir.towers_encoder_path != path:  # the towers embed with their own encoder
+            reads = blend is not None and blend.noul_relational.cosine != 0.0
+        else:
+            reads = True
         if enc is None or path is None or not reads:
             return None
-        return SentenceEncoder(path, enc, self._tokenizer, load_session(path, 1), self._pad_id,
-                               batch_size=1 if self._config.batch_dependent else 32)
+        return self._sentence_encoder(path)
 
     def _blend(self, question: Question, state: Any = None) -> BlendWeights | None:
         """The blend weights `question` is read with (about `state`: a Noul relating two of its
@@ -548,7 +559,7 @@ class LocalJudge(SyncJudge):
         them, its parts) are embedded once per view and counted once as encoder runs; with
         `answers=False` (a plan only inspected) nothing is embedded."""
         assert self._towers is not None and self._tower_encoder is not None  # reading="once" loads both
-        kind = "noul" if isinstance(h.question, Noul) else "choice" if isinstance(h.question, Choice) else "score"
+        kind = h.question.type
         head = self._towers.heads[kind]
         if view.once is None:
             if len(view.whole.ids) <= self._encoder_window:

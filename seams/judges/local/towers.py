@@ -1,8 +1,9 @@
 """Reading the state once: answers from the sentence encoder's embeddings and small fitted heads.
 
 The cross-encoder reads every (hypothesis, state) pair, so k questions about one state cost k
-model runs. The two-tower reading embeds the state once (`encoder.onnx`, the same graph the blend
-reads cosines from), embeds each question's texts once per process (the encoder's text cache),
+model runs. The two-tower reading embeds the state once (with the encoder the config's
+`towers.encoder` names, else the model's `encoder.onnx`), embeds each question's texts once per
+process (the encoder's text cache),
 and answers each question with a small head over a handful of features of those vectors: cosines,
 cosines centred on how near the question sits to states in general and the state to questions in
 general, and for Scores the nearest of the state's parts. The k-th question then costs a few dot
