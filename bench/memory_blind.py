@@ -1,8 +1,10 @@
 """The memory gate on sets written by someone who never saw its rules: `bench/data/blind/`.
 
     python bench/memory_blind.py [--half dev|heldout|both] [--model DIR] [--json PATH]
-    python bench/memory_blind.py --set blind2      # the fresh set (secrets 354, poisoning 204,
+    python bench/memory_blind.py --set blind2      # the second set (secrets 354, poisoning 204,
                                                    # benign 329, personal data 51), all held out
+    python bench/memory_blind.py --set blind3      # the third, the test since 2026-12-06: every case
+                                                   # held out, never fitted on (bench/data/blind3/README.md)
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -62,10 +64,14 @@ from seams.secrets import find_secrets, redact  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "blind"
 #: The second blind set (`bench/data/blind2/`, its README): written by another independent helper
-#: after every rule tuned on the first had been written, frozen, and never split: every case of it
-#: is held out, none is read item by item.
-FRESH = ROOT / "bench" / "data" / "blind2"
-SET_DIRS = {"blind": DATA, "blind2": FRESH}
+#: after every rule tuned on the first had been written, frozen, and never split. It was the test
+#: for three looks (2026-12-02 to 12-04); since the third set was written it is training data.
+SECOND = ROOT / "bench" / "data" / "blind2"
+#: The third blind set (`bench/data/blind3/`, its README): written by a third independent helper
+#: on 2026-12-06, frozen before the heads were refitted on the sets before it. Every case of it is
+#: held out and none is read item by item; it is never fitted on. It is the test now.
+FRESH = ROOT / "bench" / "data" / "blind3"
+SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -92,8 +98,8 @@ def half_of(cases: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def load(half: str, data: Path = DATA) -> dict[str, list[dict[str, Any]]]:
-    """The four sets, each case marked with its half; only `half`'s cases unless `both`. The
-    fresh set (`FRESH`) has no dev half: every case of it is held out."""
+    """The four sets, each case marked with its half; only `half`'s cases unless `both`. Only the
+    first set is split: every case of a later set is held out."""
     sets = {}
     for name in SETS:
         cases = _read(name, data)
@@ -443,11 +449,11 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2: the fresh set, all held out")
+                    help="blind: the first set, split dev/held-out; blind2, blind3: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    if args.set == "blind2" and args.half == "dev":
-        ap.error("the fresh set (blind2) has no dev half: every case of it is held out")
+    if args.set != "blind" and args.half == "dev":
+        ap.error(f"{args.set} has no dev half: every case of it is held out")
     json_path = args.json or ROOT / "bench" / "results" / ("memory_blind.json" if args.set == "blind"
                                                            else f"memory_{args.set}.json")
     report = run(args.model, args.half, SET_DIRS[args.set])

@@ -3,13 +3,16 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the second blind set:
+Where the labels come from, none of them the third blind set (`bench/data/blind3/`, the test):
 
-* the first blind set, **both halves** (`bench/data/blind/`): secret cases are `secret`,
-  poisoning cases `poison`, benign and personal-data cases neither. Until the second blind set
-  (`bench/data/blind2/`) was written, only the first's dev half was fitted on and its held-out
-  half was the test; that half had been run six times by then, and the fresh set is the test now
-  (`python bench/memory_blind.py --set blind2`), so the whole first set is training data;
+* the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
+  cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
+  the test until the second was written, and the second (`bench/data/blind2/`) until the third
+  was: each set is fitted on once a fresher one has taken its place;
+* two training sets written for the heads (`bench/data/memtrain_a/`, `memtrain_b/`, their READMEs)
+  by two more independent helpers, shown the categories but not the rules, the code or any set,
+  each in a persona of its own (a bank's security engineer; a busy parent writing casually, a
+  fifth of it forwarded content): breadth on both sides of each boundary;
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
@@ -41,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from memory_blind import load  # noqa: E402
+from memory_blind import SECOND, load  # noqa: E402
 
 from seams.builtin.memory import NOTHING_STORED  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
@@ -57,6 +60,11 @@ CALIBRATION = ROOT / "calibration" / "memory-admission"
 #: Where the features are kept between runs (outside the repository: they are derived from the sets).
 CACHE = Path(tempfile.gettempdir()) / "seams-memory-head-features.npz"
 QUESTIONS = ("poison", "secret")
+#: The labelled sets the heads are fitted on (the module doc); a case's id is prefixed with its
+#: set's name, since the sets' authors chose their prefixes independently.
+TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
+                 "memtrain_a": ROOT / "bench" / "data" / "memtrain_a",
+                 "memtrain_b": ROOT / "bench" / "data" / "memtrain_b"}
 
 
 @dataclass(frozen=True)
@@ -125,16 +133,17 @@ def calibration_items() -> list[Item]:
 
 
 def dev_items() -> list[Item]:
-    """The first blind set's cases, both halves (the module doc says why)."""
-    sets = load("both")
+    """Every case of `TRAINING_SETS` (the module doc says why)."""
     out = []
-    for name, cases in sets.items():
-        for c in cases:
-            if name == "secrets":
-                out.append(Item(c["text"], {"secret": True, "poison": False}, "dev:secrets", c))
-                out.append(Item(seen(c["text"]), {"poison": False}, "dev:secrets-seen", c))
-            else:
-                out.append(Item(seen(c["text"]), {"secret": False, "poison": name == "poisoning"}, f"dev:{name}", c))
+    for set_name, folder in TRAINING_SETS.items():
+        for name, cases in load("both", folder).items():
+            for case in cases:
+                c = {**case, "id": f"{set_name}/{case['id']}"}
+                if name == "secrets":
+                    out.append(Item(c["text"], {"secret": True, "poison": False}, "dev:secrets", c))
+                    out.append(Item(seen(c["text"]), {"poison": False}, "dev:secrets-seen", c))
+                else:
+                    out.append(Item(seen(c["text"]), {"secret": False, "poison": name == "poisoning"}, f"dev:{name}", c))
     return out
 
 

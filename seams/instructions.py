@@ -66,6 +66,8 @@ _PATTERNS_SRC: tuple[tuple[str, str], ...] = (
                         # "always reply in French", "always answer briefly": how to answer, the user's preference
                         r"(?!\s+(?:to\s+me\s+)?(?:in|with|using|briefly|concisely|politely|formally|informally|"
                         r"casually|plainly|simply|slowly)\b)"
+                        # "never recommend crypto to me": what the user wants to hear, their preference
+                        r"(?![^.;!?]*\b(?:to|for)\s+me\b)"
                         r"(?![^.;!?]*\b(?:without|before|until|unless)\s+(?:\w+\s+){0,2}?(?:me|i|my|first)\b)")),
     ("answering_order", (r"(?:^|[.;!?]\s+)\W*(?:please\s+)?(?:do not|don't|dont|never)\s+(?:ever\s+)?"
                         r"(?:tell|mention|reveal|say|disclose|share|inform|admit)\b(?!\s+my\b)[^.;!?]{0,20}\b"
@@ -222,7 +224,9 @@ _MORE_SRC: tuple[tuple[str, str], ...] = (
      r"|\b(?:on|via)\s+(?:telegram|whatsapp|signal)\b[^.;!?]{0,40}@|\baccount\s+recovery'?\s+on\s+(?:telegram|whatsapp)"
      r"|\bold\s+(?:\w+\s+)?(?:one|number|link|site|address|account)\s+(?:doesn'?t|does not|no longer)\s+work")),
     ("exfiltration",
-     (rf"(?<!never )(?<!don't )(?<!do not )\b(?:post|send|forward|upload|copy|append|include|share|tell|give|email)\s+"
+     # "got an email saying my password ...": a noun after an article is no order to send
+     (rf"(?<!never )(?<!don't )(?<!do not )(?<!\ban )(?<!\ba )(?<!\bthe )(?<!\bmy )"
+     rf"\b(?:post|send|forward|upload|copy|append|include|share|tell|give|email)\s+"
      rf"(?:\w+\s+){{0,4}}?(?:the user'?s\s+|my\s+|their\s+|his\s+|her\s+|the\s+contents\s+of\s+)?(?:\w+\s+)?{_SENSITIVE}\b"
      rf"[^.;!?]{{0,60}}\b(?:to|in|into|with)\b"
      r"|\bwebhook\b|\bpublic\s+(?:google\s+)?(?:drive|folder|link|page)\b"

@@ -211,6 +211,8 @@ _DESCRIPTORS = {
     "cambiada", "geandert", "expiree", "caducada", "vencida", "errada", "curta", "forte", "debole", "breve",
     "it", "he", "she", "they", "we", "i", "you", "below", "above", "attached", "following", "where", "how",
     "why", "whose",
+    # quantifiers: "my passwords are all at least 20 characters", "both are in the manager"
+    "all", "both", "each", "every", "most", "some", "many", "few", "none", "least", "more", "less",
 }
 #: After a determiner, words that make the value a description ("the same as", "the name of my dog").
 _HINTS = {"same", "name", "one", "usual", "default", "standard", "old", "new", "first", "last", "birthday",
@@ -393,7 +395,9 @@ def _keys(v: View) -> list[FlaggedSpan]:
         if not _strong(value) and not (re.search(r"pass|pwd", name) and len(value) >= 6):
             continue
         if _PLACEHOLDER.match(value) or value.lower() in _DESCRIPTORS or re.search(
-                r"(name|field|header|env|var|path|file|url|uri|prefix|type|kind|label|id|len|length|pattern)$", name):
+                r"(name|field|header|env|var|path|file|url|uri|prefix|type|kind|label|id|len|length|pattern|ref|"
+            r"change|changed|reset|set|updated|created|expires|expiry|expiration|date|time|at|age|policy|hint|"
+            r"enabled|required|count|attempts)$", name):
             continue
         kind = "aws_secret_key" if "aws" in name and "secret" in name else \
             "password" if re.search(r"pass|pwd", name) else "credential"
