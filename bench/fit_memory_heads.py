@@ -1,7 +1,7 @@
 """Fit heads and cut-points for the memory rubric's red flags (`poison`, `secret`) and report
 what they would do on the first blind set (both halves: bench/memory_head_data.py), out of fold.
 
-    python bench/fit_memory_heads.py [--write] [--folds 5]
+    python bench/fit_memory_heads.py [--write] [--folds 0]
 
 The labelled texts and the model's pair features are `bench/memory_head_data.py`'s. A head (a
 logistic model over the model's logit and its pair features, `seams.calibration.head_fitting`)
@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from memory_blind import leaked  # noqa: E402
-from memory_head_data import QUESTIONS, Item, all_items, cached, seen  # noqa: E402
+from memory_head_data import QUESTIONS, TRAINING_SETS, Item, all_items, cached, seen  # noqa: E402
 
 from seams.calibration.dataset import load  # noqa: E402
 from seams.calibration.extract import question_data, rule_data, split_ids  # noqa: E402
@@ -95,9 +95,21 @@ EMBED_SCALE: dict[str, float] = {"poison": 0.1, "secret": 0.03}
 GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
+#: `--folds 0`, the default: a fold is one labelled set (`memory_head_data.TRAINING_SETS`), so every
+#: case is scored by heads fitted on sets written by other hands, as the test set (another author)
+#: will be; a hashed k-fold split scores each case by heads that saw its author's other cases.
+BY_SET = tuple(TRAINING_SETS)
+
+
 def _fold(case_id: str, folds: int) -> int:
+    if folds == 0:
+        return BY_SET.index(case_id.split("/", 1)[0])
     import hashlib
     return int(hashlib.sha256(f"fold:{case_id}".encode()).hexdigest(), 16) % folds
+
+
+def n_folds(folds: int) -> int:
+    return folds or len(BY_SET)
 
 
 def design(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int], q: str
@@ -131,7 +143,7 @@ def out_of_fold(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
     """P(q) per dev text (by text), each from heads fitted without that case's fold."""
     out: dict[str, dict[str, float]] = {q: {} for q in QUESTIONS}
     dev_texts = {it.text for it in items if it.case is not None}
-    for k in range(folds):
+    for k in range(n_folds(folds)):
         train = [it for it in items if it.case is None or _fold(it.case["id"], folds) != k]
         test = sorted({it.text for it in items if it.case is not None and _fold(it.case["id"], folds) == k})
         for q in QUESTIONS:
@@ -167,7 +179,7 @@ def simulate(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, floa
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
-    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--folds", type=int, default=0, help="0: one fold a labelled set (BY_SET); k: hashed k-fold")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     items = all_items()

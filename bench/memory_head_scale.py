@@ -1,7 +1,7 @@
 """The red-flag heads reading the state's embedding beside the pair features, at several scales of
 the embedding's columns: what each misses at the operating point `bench/fit_memory_heads.py` uses.
 
-    python bench/memory_head_scale.py [--scales 1 0.3 0.1 0.03] [--folds 5]
+    python bench/memory_head_scale.py [--scales 1 0.3 0.1 0.03] [--folds 0]
 
 For each flag (`poison`, `secret`) and each setting (pair features alone, then pair + state at
 each scale of `HeadFitter(feature_scale=...)`), heads fitted out of fold on the first blind set
@@ -41,7 +41,7 @@ def auroc(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scales", type=float, nargs="*", default=[1.0, 0.3, 0.1, 0.03])
-    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--folds", type=int, default=0, help="0: one fold a labelled set; k: hashed k-fold")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     print(machine().line(), flush=True)

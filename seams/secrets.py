@@ -71,7 +71,7 @@ KEY_FORMATS: tuple[KeyFormat, ...] = (
               re.compile(r"hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{12,}")),
     KeyFormat("google_api_key", "Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     KeyFormat("stripe_key", "Stripe key",
-              re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b|\bwhsec_[0-9A-Za-z]{20,}\b")),
+              re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b|\bwhsec_[0-9A-Za-z]{20,}\b")),  # pk_: publishable
     KeyFormat("openai_style_key", "API secret key", re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}\b")),
     KeyFormat("huggingface_token", "Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
     KeyFormat("npm_token", "npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
@@ -80,7 +80,8 @@ KEY_FORMATS: tuple[KeyFormat, ...] = (
               re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     KeyFormat("bearer_token", "bearer token", re.compile(r"\b[Bb]earer\s+[A-Za-z0-9_\-.=+/]{20,}")),
     KeyFormat("url_password", "password in a URL", re.compile(
-        r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"'{}$<>]*:(?!password@|pass@|\*+@|\$)[^/\s@\"'{}<>]{4,}@")),
+        r"\b[a-z][a-z0-9+.-]*://[^/\s:@\"'{}$<>]*:(?!(?i:password|passwd|pass|pwd|secret|your[-_]?password)@|\*+@|\$)"
+        r"[^/\s@\"'{}<>]{4,}@")),
 )
 #: The formats that start with a fixed prefix, matched again with the spaces removed (a key split by
 #: spaces); the others would join ordinary words into false finds.
@@ -218,7 +219,7 @@ _DESCRIPTORS = {
 _HINTS = {"same", "name", "one", "usual", "default", "standard", "old", "new", "first", "last", "birthday",
           "date", "year", "number", "word", "thing", "reverse", "opposite", "combination",
           "initials", "street", "postcode", "anniversary", "nickname", "code", "pet", "dog", "cat", "wifi"}
-_PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}|\{[^}]*\}|%\(\w+\)s|\*+|x{3,}|\.{3,}|…|"
+_PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}|\{[^}]*\}|\$\(.*|%\(\w+\)s|\*+|_{2,}|x{3,}|\.{3,}|…|"
                           r"changeme|change_me|your[-_ ].*|none|null|todo|redacted|hidden|example|placeholder)$")
 
 
@@ -283,9 +284,13 @@ def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
         if len(rest) >= 2 and not any(w in _DESCRIPTORS for w in rest):
             return found(s0, words[-1][1], certain=False)  # "correct horse battery staple"
         return None
+    if low in _HINTS and not any(_strong(w) for _, _, w in words[1:]):
+        return None  # "login is first initial plus surname": how it is made, not what it is
     # a plain word: the password itself ("swordfish"), or the first word of a passphrase; sure only
-    # after an English copula or a colon (elsewhere the word lists above know too little)
-    english = re.fullmatch(r"\s*(?:is|was|are|is now|is still|is set to|will be|[:=]|->|=>)\s*", m.group("sep"), re.IGNORECASE)
+    # after an English copula or a colon (elsewhere the word lists above know too little), and
+    # never after a plural ("reused passwords are dangerous": a plural names no one value)
+    plural = v.text[m.end("what"):m.end("what") + 1].lower() == "s"
+    english = not plural and re.fullmatch(r"\s*(?:is|was|are|is now|is still|is set to|will be|[:=]|->|=>)\s*", m.group("sep"), re.IGNORECASE)
     end = len(words)
     for i, (_, _, w) in enumerate(words[1:], start=1):
         if w.lower() in _DESCRIPTORS:
@@ -294,6 +299,10 @@ def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
     return found(s0, words[end - 1][1], certain=bool(english))
 
 
+#: Key material that is public by design, read around a long token: an SSH public key, a host
+#: key's fingerprint, an age recipient, a Bitcoin receiving address, a Stripe publishable key.
+_PUBLIC = re.compile(r"(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-\w+|sk-ssh-\w+)\s+AAAA|SHA256:\S*$|\bage1[a-z0-9]{50,}|"
+                     r"\bbc1[a-z0-9]{25,}|\bpk_(?:live|test)_")
 # A long run of letters and digits mixed, like an unlabelled key.
 _TOKEN = re.compile(r"\b[A-Za-z0-9_\-]{32,}\b")
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[\d/+])"
@@ -654,6 +663,8 @@ def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
         a, b = v.span(m.start(), m.end())
         if any(f.start <= a < f.end for f in found) or re.fullmatch(r"[0-9a-fA-F-]+", tok):
             continue  # inside another finding, or a hash or a commit id: an identifier, not a secret
+        if _PUBLIC.search(v.text[max(0, m.start() - 24):m.end()]):
+            continue  # a public key, its fingerprint or a receiving address: published on purpose
         if re.search(r"[A-Za-z]", tok) and re.search(r"\d", tok) and _entropy(tok) >= 3.5:
             found.append(FlaggedSpan("token", a, b))
     if not possible:
