@@ -69,3 +69,18 @@ def test_stop_and_resume_is_exact(setup: tuple[Path, Path], tmp_path: Path) -> N
     assert [m["step"] for m in whole["val"]] == [0, 4, 6]
     assert [m["step"] for m in again["val"]] == [0, 3, 4, 6]
     assert json.loads((tmp_path / "broken" / "val.json").read_text())["best"]["mean3"] == again["best"]["mean3"]
+
+
+def test_checkpoints_hold_cpu_tensors_whatever_the_device(setup: tuple[Path, Path], tmp_path: Path) -> None:
+    """`--device auto` trains where torch sees a GPU (here the CPU); what it writes loads anywhere,
+    so a run started on a GPU machine resumes on a CPU one and back."""
+    base, data = setup
+    W.train(tmp_path / "auto", _cfg(base, data), stop_after=2, device="auto")
+    st = torch.load(tmp_path / "auto" / "checkpoint.pt", map_location="meta", weights_only=False)
+    assert st["step"] == 2 and "cuda_rng" in st
+    saved = torch.load(tmp_path / "auto" / "checkpoint.pt", weights_only=False)
+    tensors = [*saved["model"].values(), *(v for s in saved["optimizer"]["state"].values() for v in s.values()
+                                          if hasattr(v, "device"))]
+    assert tensors and all(t.device.type == "cpu" for t in tensors)
+    with pytest.raises(ValueError, match="unknown device"):
+        W.train(tmp_path / "bad", _cfg(base, data), device="tpu")

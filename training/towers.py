@@ -280,16 +280,18 @@ def padded(torch: Any, rows: Sequence[list[int]], limit: int, pad: int = 0) -> t
 
 
 def embed(torch: Any, model: Any, texts: Texts, which: Sequence[int], limit: int, chunk: int = 64) -> Any:
-    """Unit embeddings of text ids `which`, in batches sorted by length (grad as the caller's mode)."""
+    """Unit embeddings of text ids `which`, in batches sorted by length (grad as the caller's mode),
+    on the model's device."""
+    dev = model.log_scale.device
     order = sorted(range(len(which)), key=lambda i: len(texts.tokens[which[i]]))
     out: list[Any] = [None] * len(which)
     for s in range(0, len(order), chunk):
         part = order[s:s + chunk]
         ids, mask = padded(torch, [texts.tokens[which[i]] for i in part], limit)
-        v = model(ids, mask)
+        v = model(ids.to(dev), mask.to(dev))
         for k, i in enumerate(part):
             out[i] = v[k]
-    return torch.stack(out) if out else torch.zeros((0, 384))
+    return torch.stack(out) if out else torch.zeros((0, 384), device=dev)
 
 
 def batch_loss(torch: Any, model: Any, lines: Sequence[Line], texts: Texts, cfg: Config, step: int) -> tuple[Any, dict[str, float]]:
@@ -305,6 +307,7 @@ def batch_loss(torch: Any, model: Any, lines: Sequence[Line], texts: Texts, cfg:
             for t in (*hyps, *opts) if q.kind == "noul" or cfg.hyp_listwise else opts:
                 others.setdefault(t, len(others))
             plan.append((ln.state, q, hyps, opts, gold))
+    dev = model.log_scale.device
     U = embed(torch, model, texts, list(states), cfg.max_state, chunk=len(states))
     T = embed(torch, model, texts, list(others), cfg.max_text, chunk=len(others))
     scale = model.log_scale.exp()
@@ -313,10 +316,10 @@ def batch_loss(torch: Any, model: Any, lines: Sequence[Line], texts: Texts, cfg:
         u = U[states[s]]
         if q.kind == "noul":
             z = scale[0] * (T[others[hyps[0]]] @ u) + model.noul_bias
-            terms["noul"].append(F.binary_cross_entropy_with_logits(z, torch.tensor(float(q.y))))
+            terms["noul"].append(F.binary_cross_entropy_with_logits(z, torch.tensor(float(q.y), device=dev)))
             continue
         k = KINDS.index(q.kind)
-        g = torch.tensor([gold])
+        g = torch.tensor([gold], device=dev)
         zo = scale[k] * (T[[others[t] for t in opts]] @ u)
         if not cfg.hyp_listwise:
             terms[q.kind].append(F.cross_entropy(zo[None], g))
@@ -346,7 +349,7 @@ def validate(torch: Any, model: Any, val: Sequence[Any], texts: Texts, cfg: Conf
     rendered = [texts_of(it) for it in val]
     need = sorted({texts.add(t) for s, h, o in rendered for t in (s, *o)})
     with torch.no_grad():
-        V = embed(torch, model, texts, need, cfg.eval_max).numpy()
+        V = embed(torch, model, texts, need, cfg.eval_max).cpu().numpy()
     pos = {t: i for i, t in enumerate(need)}
     scores = [V[[pos[texts.ids[t]] for t in o]] @ V[pos[texts.ids[s]]] for s, _, o in rendered]
     m = metrics(list(val), scores)
@@ -354,8 +357,8 @@ def validate(torch: Any, model: Any, val: Sequence[Any], texts: Texts, cfg: Conf
     for task, exs in (public or {}).items():
         ids = [(texts.add(e.state), texts.add(e.hypothesis)) for e in exs]
         with torch.no_grad():
-            S = embed(torch, model, texts, [a for a, _ in ids], cfg.eval_max).numpy()
-            H = embed(torch, model, texts, [b for _, b in ids], cfg.eval_max).numpy()
+            S = embed(torch, model, texts, [a for a, _ in ids], cfg.eval_max).cpu().numpy()
+            H = embed(torch, model, texts, [b for _, b in ids], cfg.eval_max).cpu().numpy()
         m[f"public_{task}_auroc"] = float(roc_auc_score([e.label for e in exs], (S * H).sum(1)))
     model.train(was)
     return m
@@ -375,6 +378,17 @@ def _optimiser(torch: Any, model: Any, cfg: Config) -> tuple[Any, Any]:
     return opt, get_linear_schedule_with_warmup(opt, int(cfg.warmup * cfg.steps), cfg.steps)
 
 
+def _cpu(obj: Any) -> Any:
+    """`obj` (a state dict, nested) with every tensor copied to the CPU: checkpoints load anywhere."""
+    if hasattr(obj, "detach"):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _cpu(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_cpu(v) for v in obj)
+    return obj
+
+
 def _save(torch: Any, path: Path, obj: dict[str, Any]) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save(obj, tmp)
@@ -382,16 +396,19 @@ def _save(torch: Any, path: Path, obj: dict[str, Any]) -> None:
 
 
 def train(run: Path, cfg: Config, resume: bool = False, stop_at: float | None = None,
-          stop_after: int | None = None) -> dict[str, Any]:
+          stop_after: int | None = None, device: str = "cpu", threads: int = 1) -> dict[str, Any]:
     """Train (or continue) the tower in `run`; returns the validation record. `stop_at`: a Unix
-    time to end cleanly by; `stop_after`: end after this step (a test's stop)."""
+    time to end cleanly by; `stop_after`: end after this step (a test's stop). `device`: cpu,
+    cuda or auto (`train.resolve_device`); not part of the config, so a run may move between
+    devices when resumed (checkpoints hold CPU tensors, and CUDA's random state beside torch's)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
 
-    from .train import base_model_dir
+    from .train import base_model_dir, resolve_device
 
-    torch.set_num_threads(1)
+    dev = resolve_device(device)
+    torch.set_num_threads(threads)
     run.mkdir(parents=True, exist_ok=True)
     ckpt = run / "checkpoint.pt"
     if resume and (run / "config.json").exists():
@@ -415,7 +432,7 @@ def train(run: Path, cfg: Config, resume: bool = False, stop_at: float | None = 
     if cfg.val_limit and len(val) > cfg.val_limit:
         val = rng.sample(val, cfg.val_limit)
     sched_lines = schedule([ln.file for ln in lines], cfg.batch_lines, cfg.per_file, cfg.seed, cfg.steps)
-    model = build(torch, base)
+    model = build(torch, base).to(dev)
     anchor = {n: p.detach().clone() for n, p in model.bert.named_parameters()} if cfg.l2sp > 0 else {}
     opt, sched = _optimiser(torch, model, cfg)
     record: dict[str, Any] = {"val": [], "best": None}
@@ -426,8 +443,10 @@ def train(run: Path, cfg: Config, resume: bool = False, stop_at: float | None = 
         opt.load_state_dict(st["optimizer"])
         sched.load_state_dict(st["scheduler"])
         torch.set_rng_state(st["torch_rng"])
+        if dev == "cuda" and st.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(st["cuda_rng"])
         step, record = st["step"], st["record"]
-        log(f"resumed at step {step}/{cfg.steps}")
+        log(f"resumed at step {step}/{cfg.steps} on {dev}")
     log(f"{len(lines)} training states ({len(tr_items)} items" + "".join(
         f", {len(v[0])} public {t} Nouls" for t, v in pub.items()) + f"), {len(val)} validation items "
         f"({', '.join(VAL_FILES)}), {cfg.steps} steps of {cfg.batch_lines} states")
@@ -442,11 +461,12 @@ def train(run: Path, cfg: Config, resume: bool = False, stop_at: float | None = 
                 f" {t} {m[f'public_{t}_auroc']:.4f}" for t in pub_val) + f" ({m['seconds']} s)")
         if record["best"] is None or m["mean3"] > record["best"]["mean3"]:
             record["best"] = m
-            _save(torch, run / "best.pt", {"model": model.state_dict(), "step": step})
+            _save(torch, run / "best.pt", {"model": _cpu(model.state_dict()), "step": step})
 
     def checkpoint() -> None:
-        _save(torch, ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+        _save(torch, ckpt, {"model": _cpu(model.state_dict()), "optimizer": _cpu(opt.state_dict()),
                             "scheduler": sched.state_dict(), "step": step, "torch_rng": torch.get_rng_state(),
+                            "cuda_rng": torch.cuda.get_rng_state() if dev == "cuda" else None,
                             "record": record})
 
     if step == 0 and not record["val"]:
@@ -734,6 +754,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--run", required=True, help="the run's name under --root (or a path)")
     p.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"],
+                   help="train: where the steps run (a checkpoint moves between devices)")
+    p.add_argument("--threads", type=int, default=1, help="train: torch's CPU threads")
     p.add_argument("--stop-at", default=None, help="train: end cleanly at this UTC time (HH:MM today)")
     p.add_argument("--which", choices=["chosen", "best", "last"], default="chosen",
                    help="export: chosen.pt (`wise`), best.pt (the best validation step) or the last checkpoint")
@@ -766,7 +789,8 @@ def cmd(args: argparse.Namespace) -> int:
     if args.stage == "train":
         cfg = Config(**{f: getattr(args, f) for f in asdict(Config()) if f != "data"},
                      data=str(args.data / "written"))
-        rec = train(run, cfg, resume=args.resume, stop_at=_deadline(args.stop_at))
+        rec = train(run, cfg, resume=args.resume, stop_at=_deadline(args.stop_at), device=args.device,
+                    threads=args.threads)
         print(json.dumps(rec["best"], indent=2))
         return 0
     if args.stage == "wise":
