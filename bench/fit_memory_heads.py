@@ -77,6 +77,12 @@ RULES = {"poison": "flags", "secret": "secret"}
 #: The share of benign memories each flag alone may refuse on the first blind set (out of fold): the
 #: issue's 3 % for the whole gate, split between the two flags.
 BUDGET = {"poison": 0.02, "secret": 0.01}
+#: The `secret` cut is chosen on the other side since 2026-12-06: the highest cut at which the gate
+#: (code, then the flag) keeps at most this share of the secret cases, out of fold. A stored secret
+#: cannot be taken back (it is in backups, logs, the next prompt); a refused memory can be said
+#: again. With folds by labelled set the benign budget put the cut at 0.95, where the gate kept 36
+#: of 1,306 secrets out of fold (2.8 %); at 1 % it keeps at most 13 and refuses more benign.
+SECRET_KEPT = 0.01
 #: What the heads read: `pair` (the pair features), or `pair+state` (and the sentence encoder's
 #: embedding of the candidate as the question reads it). A plain logistic model leaving out whole
 #: categories of the first blind set did better on both (`poison` AUROC 0.913 → 0.961,
@@ -124,13 +130,21 @@ def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int]) -> n
     return np.c_[feats[q]["features"][ix], feats[q]["state"][ix]] if READS == "pair+state" else feats[q]["features"][ix]
 
 
+#: Per flag, how much the penalty spares the model's own logit (`HeadFitter(logit_scale=...)`):
+#: its default 10 keeps the head near the model; 1 penalises the logit like any column.
+LOGIT_SCALE: dict[str, float] = {"poison": 10.0, "secret": 10.0}
+#: Per flag, a fixed C (None: `HeadFitter`'s cross-validated choice over its `Cs`).
+FIXED_C: dict[str, float | None] = {"poison": None, "secret": None}
+
+
 def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...] | None = None) -> HeadFitter:
     """The fitter of one flag's head: the pair features' columns at scale 1, the embedding's (when
-    the heads read it) at the flag's `EMBED_SCALE`."""
+    the heads read it) at the flag's `EMBED_SCALE`, the logit at its `LOGIT_SCALE`."""
     scale: float | np.ndarray = 1.0
     if READS == "pair+state":
         scale = np.r_[np.ones(feats[q]["features"].shape[1]), np.full(feats[q]["state"].shape[1], EMBED_SCALE[q])]
-    return HeadFitter(**({"Cs": Cs} if Cs else {}), feature_scale=scale)
+    Cs = Cs or ((FIXED_C[q],) if FIXED_C[q] else None)
+    return HeadFitter(**({"Cs": Cs} if Cs else {}), feature_scale=scale, logit_scale=LOGIT_SCALE[q])
 
 
 def probability(fitter: HeadFitter, logit: np.ndarray, features: np.ndarray) -> np.ndarray:
@@ -207,13 +221,22 @@ def main() -> None:
             print("  " + standalone(cases, p, q))
     cuts, chosen = {}, {}
     for q, budget in BUDGET.items():
-        cut, refused, missed = choose_cut(cases, oof, q, budget)
+        cut, refused, missed = choose_cut(cases, oof, q, budget) if q == "poison" else choose_secret_cut(cases, oof)
         cuts[q] = cut
         chosen[q] = {"budget": budget, "dev_benign": len(cases["benign"]), "dev_benign_refused": refused,
                      "dev_positives": len(cases["poisoning" if q == "poison" else "secrets"]),
                      "dev_positives_missed": missed}
-        print(f"cut on P({q}) for at most {budget:.1%} of dev benign refused by it alone: {cut} "
-              f"(benign refused {refused}, positives missed {missed}, code aside)")
+        if q == "secret":
+            chosen[q] = {"secrets_kept_at_most": SECRET_KEPT, **{k: v for k, v in chosen[q].items() if k != "budget"}}
+            print(f"cut on P(secret) for at most {SECRET_KEPT:.1%} of dev secrets kept by the gate: {cut} "
+                  f"(benign refused by it alone {refused}, secrets kept {missed}, code and flag)")
+        else:
+            print(f"cut on P({q}) for at most {budget:.1%} of dev benign refused by it alone: {cut} "
+                  f"(benign refused {refused}, positives missed {missed}, code aside)")
+    g = simulate(cases, oof, cuts["poison"], cuts["secret"])
+    print(f"the gate out of fold at these cuts: benign refused {g['benign_refused']} of {len(cases['benign'])}, "
+          f"secrets kept {g['secrets_kept']} of {len(cases['secrets'])}, poisonings admitted {g['poison_admitted']} "
+          f"of {len(cases['poisoning'])}")
     if args.write:
         heads = final_heads(items, feats, index, judge.model_id)
         params = {q: {"fitted_on": dict(Counter(it.source for it in items if q in it.labels)),
@@ -233,6 +256,22 @@ def choose_cut(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, fl
         if (b >= cut).sum() <= budget * len(b):
             return float(round(cut, 2)), int((b >= cut).sum()), int((s < cut).sum())
     return 1.0, 0, len(s)
+
+
+def choose_secret_cut(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]]) -> tuple[float, int, int]:
+    """The highest cut (0.01 grid) at which the gate keeps at most `SECRET_KEPT` of the dev secret
+    cases (a case code is sure of is refused; another is kept when its P(secret) is under the cut
+    and what the gate stores of it still holds a part); with the benign cases the flag alone then
+    refuses (code aside) and the secrets kept."""
+    sure = [any(f.certain for f in find_secrets(c["text"], possible=True)) for c in cases["secrets"]]
+    leaks = [not s and leaked(c["secret_parts"], [seen(c["text"])], b"") for c, s in zip(cases["secrets"], sure, strict=True)]
+    ps = np.array([p["secret"][seen(c["text"])] for c in cases["secrets"]])
+    b = np.array([p["secret"][seen(c["text"])] for c in cases["benign"]])
+    for cut in np.arange(0.99, 0.0, -0.01):
+        kept = int((np.array(leaks) & (ps < cut)).sum())
+        if kept <= SECRET_KEPT * len(ps):
+            return float(round(cut, 2)), int((b >= cut).sum()), kept
+    return 0.01, int((b >= 0.01).sum()), 0
 
 
 def _shown(q: str, case: dict[str, Any]) -> str:

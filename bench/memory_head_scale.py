@@ -41,6 +41,9 @@ def auroc(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scales", type=float, nargs="*", default=[1.0, 0.3, 0.1, 0.03])
+    ap.add_argument("--logit-scale", type=float, default=10.0, help="HeadFitter(logit_scale=...): 10 spares the model's logit")
+    ap.add_argument("--Cs", type=float, nargs="*", default=[],
+                    help="each setting also at these fixed C (none: `HeadFitter`'s cross-validated choice)")
     ap.add_argument("--folds", type=int, default=0, help="0: one fold a labelled set; k: hashed k-fold")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -55,10 +58,13 @@ def main(argv: list[str] | None = None) -> int:
             cases.setdefault(it.source.removeprefix("dev:"), []).append(it.case)
     print({k: len(v) for k, v in cases.items()})
     out: dict[str, Any] = {"machine": machine().line(), "budget": F.BUDGET, "settings": {}}
-    for reads, scale in [("pair", 1.0)] + [("pair+state", s) for s in args.scales]:
+    settings = [("pair", 1.0)] + [("pair+state", s) for s in args.scales]
+    for (reads, scale), C in [(rs, C) for rs in settings for C in (args.Cs or [None])]:
         F.READS, F.EMBED_SCALE = reads, {q: scale for q in F.QUESTIONS}
-        oof = F.out_of_fold(items, feats, index, args.folds)
-        name = reads if reads == "pair" else f"pair+state ×{scale:g}"
+        F.LOGIT_SCALE = {q: args.logit_scale for q in F.QUESTIONS}
+        oof = F.out_of_fold(items, feats, index, args.folds, Cs=(C,) if C else None)
+        name = (reads if reads == "pair" else f"pair+state ×{scale:g}") + (f" C {C:g}" if C else "") + (
+            f" logit ×{args.logit_scale:g}" if args.logit_scale != 10 else "")
         row = {}
         for q, budget in F.BUDGET.items():
             cut, refused, missed = F.choose_cut(cases, oof, q, budget)
