@@ -260,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
         rng = random.Random(7)
         split_items = {s: (rng.sample(v, args.limit) if len(v) > args.limit else v) for s, v in split_items.items()}
     systems: list[Any] = [Local(m, args.threads, r) for m in (args.model or [None]) for r in (args.reading or ["pairs"])]
+    # two model directories may share a model id (a tower swapped into a copy of the shipped one):
+    # answers are kept by name, so each is named for its directory too, or the last would be all
+    if len({s.name for s in systems}) < len(systems):
+        for s in systems:
+            s.name += f" [{s.judge.model_dir.name}]"
     notes: list[str] = []
     if not args.no_baselines:
         for make in (lambda: CosineSystem(args.threads), BM25System, SparrowSystem):

@@ -681,7 +681,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     log(machine().line())
     _, emb = _embeddings(args.cache, args.threads, args.model, towers=True)
-    train = rows_of(all_items(args.data)["train"], emb)
+    items = all_items(args.data)["train"]
+    # the training texts as the towers' encoder embeds them (a fresh tower's are not cached yet)
+    emb.fill([t for it in items for s, hs, os_ in [texts_of(it)] for t in (s, *hs, *os_, *segments(s))])
+    train = rows_of(items, emb)
     set_reference(train)
     chosen = searched(train, args, {})
     heads = {}
