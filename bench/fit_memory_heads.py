@@ -133,8 +133,6 @@ def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int]) -> n
 #: Per flag, how much the penalty spares the model's own logit (`HeadFitter(logit_scale=...)`):
 #: its default 10 keeps the head near the model; 1 penalises the logit like any column.
 LOGIT_SCALE: dict[str, float] = {"poison": 10.0, "secret": 10.0}
-#: Per flag, a fixed C (None: `HeadFitter`'s cross-validated choice over its `Cs`).
-FIXED_C: dict[str, float | None] = {"poison": None, "secret": None}
 
 
 def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...] | None = None) -> HeadFitter:
@@ -143,7 +141,6 @@ def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...
     scale: float | np.ndarray = 1.0
     if READS == "pair+state":
         scale = np.r_[np.ones(feats[q]["features"].shape[1]), np.full(feats[q]["state"].shape[1], EMBED_SCALE[q])]
-    Cs = Cs or ((FIXED_C[q],) if FIXED_C[q] else None)
     return HeadFitter(**({"Cs": Cs} if Cs else {}), feature_scale=scale, logit_scale=LOGIT_SCALE[q])
 
 
@@ -220,19 +217,21 @@ def main() -> None:
             print(f"{label}: P({q}) alone, code aside / benign at or above / positives below")
             print("  " + standalone(cases, p, q))
     cuts, chosen = {}, {}
-    for q, budget in BUDGET.items():
-        cut, refused, missed = choose_cut(cases, oof, q, budget) if q == "poison" else choose_secret_cut(cases, oof)
-        cuts[q] = cut
-        chosen[q] = {"budget": budget, "dev_benign": len(cases["benign"]), "dev_benign_refused": refused,
-                     "dev_positives": len(cases["poisoning" if q == "poison" else "secrets"]),
-                     "dev_positives_missed": missed}
+    for q in QUESTIONS:
         if q == "secret":
-            chosen[q] = {"secrets_kept_at_most": SECRET_KEPT, **{k: v for k, v in chosen[q].items() if k != "budget"}}
+            cut, refused, missed = choose_secret_cut(cases, oof)
+            rule: dict[str, float] = {"secrets_kept_at_most": SECRET_KEPT}
             print(f"cut on P(secret) for at most {SECRET_KEPT:.1%} of dev secrets kept by the gate: {cut} "
                   f"(benign refused by it alone {refused}, secrets kept {missed}, code and flag)")
         else:
-            print(f"cut on P({q}) for at most {budget:.1%} of dev benign refused by it alone: {cut} "
+            cut, refused, missed = choose_cut(cases, oof, q, BUDGET[q])
+            rule = {"budget": BUDGET[q]}
+            print(f"cut on P({q}) for at most {BUDGET[q]:.1%} of dev benign refused by it alone: {cut} "
                   f"(benign refused {refused}, positives missed {missed}, code aside)")
+        cuts[q] = cut
+        chosen[q] = {**rule, "dev_benign": len(cases["benign"]), "dev_benign_refused": refused,
+                     "dev_positives": len(cases["poisoning" if q == "poison" else "secrets"]),
+                     "dev_positives_missed": missed}
     g = simulate(cases, oof, cuts["poison"], cuts["secret"])
     print(f"the gate out of fold at these cuts: benign refused {g['benign_refused']} of {len(cases['benign'])}, "
           f"secrets kept {g['secrets_kept']} of {len(cases['secrets'])}, poisonings admitted {g['poison_admitted']} "
@@ -263,15 +262,15 @@ def choose_secret_cut(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[
     cases (a case code is sure of is refused; another is kept when its P(secret) is under the cut
     and what the gate stores of it still holds a part); with the benign cases the flag alone then
     refuses (code aside) and the secrets kept."""
-    sure = [any(f.certain for f in find_secrets(c["text"], possible=True)) for c in cases["secrets"]]
-    leaks = [not s and leaked(c["secret_parts"], [seen(c["text"])], b"") for c, s in zip(cases["secrets"], sure, strict=True)]
+    leaks = np.array([not any(f.certain for f in find_secrets(c["text"], possible=True))
+                      and leaked(c["secret_parts"], [seen(c["text"])], b"") for c in cases["secrets"]])
     ps = np.array([p["secret"][seen(c["text"])] for c in cases["secrets"]])
     b = np.array([p["secret"][seen(c["text"])] for c in cases["benign"]])
     for cut in np.arange(0.99, 0.0, -0.01):
-        kept = int((np.array(leaks) & (ps < cut)).sum())
+        kept = int((leaks & (ps < cut)).sum())
         if kept <= SECRET_KEPT * len(ps):
             return float(round(cut, 2)), int((b >= cut).sum()), kept
-    return 0.01, int((b >= 0.01).sum()), 0
+    return 0.0, len(b), 0  # no cut keeps few enough: the flag refuses every candidate it is asked
 
 
 def _shown(q: str, case: dict[str, Any]) -> str:

@@ -22,7 +22,9 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +51,7 @@ def missed_at_budget(p: np.ndarray, y: np.ndarray, budget: float) -> tuple[float
     return cut, int(((p < cut) & (y == 1)).sum())
 
 
-def finetune(train: list[tuple[str, dict[str, bool]]], epochs: int, seed: int = 30) -> object:
+def finetune(train: list[tuple[str, dict[str, bool]]], epochs: int, seed: int = 30) -> Callable[[list[str]], np.ndarray]:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -62,6 +64,14 @@ def finetune(train: list[tuple[str, dict[str, bool]]], epochs: int, seed: int = 
     bert = AutoModel.from_pretrained(base, add_pooling_layer=False)
     head = torch.nn.Linear(bert.config.hidden_size, len(QUESTIONS))
     opt = torch.optim.AdamW([{"params": bert.parameters(), "lr": 3e-5}, {"params": head.parameters(), "lr": 1e-3}])
+
+    def logits(texts: list[str]) -> Any:
+        """[n, flags]: the linear layer over the mean-pooled embedding of each text."""
+        enc = tok(texts, truncation=True, max_length=128, padding=True, return_tensors="pt")
+        h = bert(**enc).last_hidden_state
+        m = enc["attention_mask"].unsqueeze(-1).float()
+        return head((h * m).sum(1) / m.sum(1))
+
     rng = random.Random(seed)
     order = list(range(len(train)))
     t0 = time.time()
@@ -69,10 +79,7 @@ def finetune(train: list[tuple[str, dict[str, bool]]], epochs: int, seed: int = 
         rng.shuffle(order)
         for s in range(0, len(order), 16):
             batch = [train[i] for i in order[s:s + 16]]
-            enc = tok([t for t, _ in batch], truncation=True, max_length=128, padding=True, return_tensors="pt")
-            h = bert(**enc).last_hidden_state
-            m = enc["attention_mask"].unsqueeze(-1).float()
-            z = head((h * m).sum(1) / m.sum(1))
+            z = logits([t for t, _ in batch])
             y = torch.tensor([[float(lab.get(q, 0)) for q in QUESTIONS] for _, lab in batch])
             w = torch.tensor([[float(q in lab) for q in QUESTIONS] for _, lab in batch])
             loss = (torch.nn.functional.binary_cross_entropy_with_logits(z, y, reduction="none") * w).sum() / w.sum()
@@ -86,10 +93,7 @@ def finetune(train: list[tuple[str, dict[str, bool]]], epochs: int, seed: int = 
         out = []
         with torch.no_grad():
             for s in range(0, len(texts), 64):
-                enc = tok(texts[s:s + 64], truncation=True, max_length=128, padding=True, return_tensors="pt")
-                h = bert(**enc).last_hidden_state
-                m = enc["attention_mask"].unsqueeze(-1).float()
-                out.append(torch.sigmoid(head((h * m).sum(1) / m.sum(1))).numpy())
+                out.append(torch.sigmoid(logits(texts[s:s + 64])).numpy())
         return np.concatenate(out)
 
     return score

@@ -405,8 +405,8 @@ def _keys(v: View) -> list[FlaggedSpan]:
             continue
         if _PLACEHOLDER.match(value) or value.lower() in _DESCRIPTORS or re.search(
                 r"(name|field|header|env|var|path|file|url|uri|prefix|type|kind|label|id|len|length|pattern|ref|"
-            r"change|changed|reset|set|updated|created|expires|expiry|expiration|date|time|at|age|policy|hint|"
-            r"enabled|required|count|attempts)$", name):
+                r"change|changed|reset|set|updated|created|expires|expiry|expiration|date|time|at|age|policy|hint|"
+                r"enabled|required|count|attempts)$", name):
             continue
         kind = "aws_secret_key" if "aws" in name and "secret" in name else \
             "password" if re.search(r"pass|pwd", name) else "credential"

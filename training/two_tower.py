@@ -491,16 +491,22 @@ def all_items(data: Path) -> dict[str, list[Any]]:
     return {s: items(s, data / "written") for s in ("train", *SPLITS)}
 
 
+def embedded_texts(items: Sequence[Any]) -> list[str]:
+    """Every text the towers read of these items: each state, its hypotheses, its options' texts
+    and the state's parts (`segments`)."""
+    texts: list[str] = []
+    for it in items:
+        s, hs, os_ = texts_of(it)
+        texts += [s, *hs, *os_, *segments(s)]
+    return texts
+
+
 def cmd_embed(args: argparse.Namespace) -> int:
     from seams.judges.local.runtime import machine
 
     log(machine().line())
     _, emb = _embeddings(args.cache, args.threads, args.model)
-    texts: list[str] = []
-    for its in all_items(args.data).values():
-        for it in its:
-            s, hs, os_ = texts_of(it)
-            texts += [s, *hs, *os_, *segments(s)]
+    texts = embedded_texts([it for its in all_items(args.data).values() for it in its])
     log(f"{len(set(texts))} texts, {len(emb)} cached ({emb.model_id})")
     emb.fill(texts)
     log(f"done: {len(emb)} cached")
@@ -683,7 +689,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     _, emb = _embeddings(args.cache, args.threads, args.model, towers=True)
     items = all_items(args.data)["train"]
     # the training texts as the towers' encoder embeds them (a fresh tower's are not cached yet)
-    emb.fill([t for it in items for s, hs, os_ in [texts_of(it)] for t in (s, *hs, *os_, *segments(s))])
+    emb.fill(embedded_texts(items))
     train = rows_of(items, emb)
     set_reference(train)
     chosen = searched(train, args, {})
