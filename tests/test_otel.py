@@ -22,6 +22,7 @@ from seams.judges import LocalJudge, RemoteJudge  # noqa: E402
 
 RUBRIC = Rubric.loads(gate_text("traced-gate"))
 PRIVATE = "the ticket text from customer 4711"  # the tiny model reads it at about 0.27: the band
+# Look for the phrase, not the number: a latency or probability can hold the digits 4711 (CI did).
 
 
 @pytest.fixture
@@ -64,7 +65,7 @@ def test_the_span_tree_of_a_cascade_that_escalates(exporter, tiny_model_dir, moc
         assert ask.attributes["seams.latency_ms"] >= 0 and ask.attributes["seams.windows"] >= 1
     assert len(spans) == 5
     # the raw state is in no span
-    assert not any("4711" in str(v) for s in spans for v in s.attributes.values())
+    assert not any("customer 4711" in str(v) for s in spans for v in s.attributes.values())
 
 
 def test_a_confident_decision_is_one_stage_and_async_nests_the_same(exporter, tiny_model_dir, mock):
@@ -124,4 +125,4 @@ def test_a_batch_is_one_judge_call_under_one_span_with_a_span_per_decision(expor
     each = [s for s in under if s.name == "seams.decide"]
     assert [s.attributes["seams.decision.outcome"] for s in each] == [d.outcome for d in decisions] == \
         ["go", "stop", "review"]
-    assert not any("4711" in str(v) for s in spans for v in s.attributes.values())
+    assert not any("customer 4711" in str(v) for s in spans for v in s.attributes.values())
