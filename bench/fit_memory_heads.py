@@ -82,7 +82,11 @@ BUDGET = {"poison": 0.02, "secret": 0.01}
 #: cannot be taken back (it is in backups, logs, the next prompt); a refused memory can be said
 #: again. With folds by labelled set the benign budget put the cut at 0.95, where the gate kept 36
 #: of 1,306 secrets out of fold (2.8 %); at 1 % it keeps at most 13 and refuses more benign.
-SECRET_KEPT = 0.01
+#: 0.5 % since the flag classifier (2026-12-06): at 1 % its cut sat at 0.84, on the flat end of
+#: the curve, and on two sets by new authors (blind3's fourth look, blind4's first) it kept 6 and
+#: 26 secrets where a lower cut cost a few benign memories; chosen after those looks, which the
+#: notes say (docs/seams.md, "The red-flag classifier").
+SECRET_KEPT = 0.005
 #: What the heads read: `pair` (the pair features), or `pair+state` (and the sentence encoder's
 #: embedding of the candidate as the question reads it). A plain logistic model leaving out whole
 #: categories of the first blind set did better on both (`poison` AUROC 0.913 → 0.961,
@@ -95,7 +99,12 @@ SECRET_KEPT = 0.01
 #: each at its budget of benign refused. So the heads read `pair+state`, the embedding at ×0.1 for
 #: poison and ×0.03 for secret (the best of four scales, chosen on this out-of-fold run; blind2
 #: was not read to choose).
-READS = "pair+state"
+#: Since 2026-12-06 the heads read the flag classifier instead (`flag`: `training/flags.py`, the
+#: model's `flags.onnx`): a head per flag over the model's logit and the classifier's logit for
+#: that flag, fitted on the classifier's out-of-fold logits (`python -m training flags oof`: each
+#: labelled set scored by a classifier trained without it), so only the labelled sets' cases,
+#: which have such logits, are its rows. docs/seams.md, "The red-flag classifier".
+READS = "flag"
 #: Per flag, the scale of the embedding's columns against the pair features' after standardisation.
 EMBED_SCALE: dict[str, float] = {"poison": 0.1, "secret": 0.03}
 GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -120,14 +129,28 @@ def n_folds(folds: int) -> int:
 
 def design(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int], q: str
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Item]]:
-    rows = [it for it in items if q in it.labels]
+    rows = [it for it in items if q in it.labels and (READS != "flag" or not np.isnan(feats[q]["flag"][index[it.text]]))]
     ix = [index[it.text] for it in rows]
     return feats[q]["logit"][ix], columns(feats, q, ix), np.array([it.labels[q] for it in rows], int), rows
 
 
 def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int]) -> np.ndarray:
-    """What the heads read of these texts (`READS`): the pair features, then the state's embedding."""
+    """What the heads read of these texts (`READS`): the pair features, then the state's
+    embedding; or the flag classifier's out-of-fold logit."""
+    if READS == "flag":
+        return feats[q]["flag"][ix][:, None]
     return np.c_[feats[q]["features"][ix], feats[q]["state"][ix]] if READS == "pair+state" else feats[q]["features"][ix]
+
+
+def with_flags(feats: dict[str, dict[str, np.ndarray]], texts: list[str]) -> None:
+    """Add each flag's out-of-fold classifier logit per text (`training.flags.out_of_fold`; NaN
+    for a text no left-out fold scored) to `feats`, as `feats[q]["flag"]`."""
+    from training.flags import NAMES, out_of_fold, shown
+
+    z = out_of_fold()
+    for q in QUESTIONS:
+        j = NAMES.index(q)
+        feats[q]["flag"] = np.array([z[s][j] if (s := shown(t)) in z else np.nan for t in texts])
 
 
 #: Per flag, how much the penalty spares the model's own logit (`HeadFitter(logit_scale=...)`):
@@ -139,6 +162,8 @@ def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...
     """The fitter of one flag's head: the pair features' columns at scale 1, the embedding's (when
     the heads read it) at the flag's `EMBED_SCALE`, the logit at its `LOGIT_SCALE`."""
     scale: float | np.ndarray = 1.0
+    if READS == "flag":
+        return HeadFitter(**({"Cs": Cs} if Cs else {}), logit_scale=LOGIT_SCALE[q])
     if READS == "pair+state":
         scale = np.r_[np.ones(feats[q]["features"].shape[1]), np.full(feats[q]["state"].shape[1], EMBED_SCALE[q])]
     return HeadFitter(**({"Cs": Cs} if Cs else {}), feature_scale=scale, logit_scale=LOGIT_SCALE[q])
@@ -198,6 +223,8 @@ def main() -> None:
     index = {t: i for i, t in enumerate(texts)}
     judge = LocalJudge(args.model, intra_op_threads=2)
     feats = cached(judge, texts)
+    if READS == "flag":
+        with_flags(feats, texts)
     cases: dict[str, list[dict[str, Any]]] = {}
     for it in items:
         if it.case is not None and not it.source.endswith("-seen"):
@@ -237,7 +264,10 @@ def main() -> None:
           f"secrets kept {g['secrets_kept']} of {len(cases['secrets'])}, poisonings admitted {g['poison_admitted']} "
           f"of {len(cases['poisoning'])}")
     if args.write:
-        heads = final_heads(items, feats, index, judge.model_id)
+        flags = judge.flags
+        if READS == "flag" and flags is None:
+            raise SystemExit(f"{args.model} has no flag classifier: `python -m training flags export` first")
+        heads = final_heads(items, feats, index, judge.model_id, flags.sha256[:16] if flags else None)
         params = {q: {"fitted_on": dict(Counter(it.source for it in items if q in it.labels)),
                       "folds": args.folds, "out_of_fold": chosen[q]} for q in QUESTIONS}
         write(heads, cuts, params)
@@ -288,14 +318,16 @@ def standalone(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, fl
 
 
 def final_heads(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int],
-                model: str) -> dict[str, Head]:
-    """A head per flag fitted on every labelled text, as the rubric stores it."""
+                model: str, flags_sha256: str | None = None) -> dict[str, Head]:
+    """A head per flag fitted on every labelled text (with a flag logit, for `flag` heads), as
+    the rubric stores it."""
     rubric = Rubric.builtin("memory-admission")
     heads = {}
     for q in QUESTIONS:
         logit, x, y, rows = design(items, feats, index, q)
-        heads[q] = fitter(feats, q).fit(logit, x, y).to_head(model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows),
-                                  reads=READS)
+        flag = {"flag": q, "flags_sha256": flags_sha256} if READS == "flag" else {}
+        heads[q] = fitter(feats, q).fit(logit, x, y).to_head(
+            model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows), reads=READS, **flag)
     return heads
 
 

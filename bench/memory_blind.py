@@ -5,6 +5,7 @@
                                                    # benign 329, personal data 51), all held out
     python bench/memory_blind.py --set blind3      # the third, the test since 2026-12-06: every case
                                                    # held out, never fitted on (bench/data/blind3/README.md)
+    python bench/memory_blind.py --set blind4      # the fourth, written 2026-12-06 after blind3's fourth look
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -71,7 +72,13 @@ SECOND = ROOT / "bench" / "data" / "blind2"
 #: on 2026-12-06, frozen before the heads were refitted on the sets before it. Every case of it is
 #: held out and none is read item by item; it is never fitted on. It is the test now.
 FRESH = ROOT / "bench" / "data" / "blind3"
-SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH}
+#: The fourth (`bench/data/blind4/`, its README): written by a fourth independent helper on
+#: 2026-12-06 (another persona: a law and accounting firm's office manager, a quarter of it by
+#: colleagues and clients writing in other languages or non-native English), frozen before its
+#: first look, which was the flag classifier's. blind3 had had four looks by then; blind4 is the
+#: test from its first, never fitted on and never read item by item.
+FOURTH = ROOT / "bench" / "data" / "blind4"
+SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -80,8 +87,13 @@ GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.
 
 
 def _read(name: str, data: Path = DATA) -> list[dict[str, Any]]:
+    """One file of a set, refused if it is not the file its `FROZEN` names (a frozen set never moves)."""
     path = data / f"{name}.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    raw = path.read_bytes()
+    frozen = dict(reversed(line.split(None, 1)) for line in (data / "FROZEN").read_text().splitlines() if line.strip())
+    if frozen.get(path.name) != hashlib.sha256(raw).hexdigest():
+        raise SystemExit(f"{path} is not the file {data / 'FROZEN'} froze: a frozen set is never edited")
+    return [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
 
 
 def half_of(cases: list[dict[str, Any]]) -> dict[str, str]:
@@ -449,7 +461,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2, blind3: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2, blind3, blind4: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.set != "blind" and args.half == "dev":

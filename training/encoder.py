@@ -87,15 +87,24 @@ def export_pooled(bert: Any, fp32: Path, int8: Path) -> Any:
             return torch.nn.functional.normalize(v, dim=-1)
 
     model = _Pooled().eval()
+    export_text_graph(model, fp32, OUTPUT)
+    quantise(fp32, int8)
+    return model
+
+
+def export_text_graph(model: Any, fp32: Path, output: str) -> None:
+    """`model(input_ids, attention_mask, token_type_ids)` → one row a text, exported to ONNX at
+    `fp32` with dynamic batch and sequence axes (what `SentenceEncoder` runs: the encoder, the
+    flag classifier)."""
+    import torch
+
     names = ["input_ids", "attention_mask", "token_type_ids"]
     ids = torch.ones((2, 16), dtype=torch.long)
     with torch.no_grad():
         torch.onnx.export(model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(fp32), input_names=names,
-                          output_names=[OUTPUT], dynamic_axes={**{n: {0: "batch", 1: "sequence"} for n in names},
-                                                               OUTPUT: {0: "batch"}},
+                          output_names=[output], dynamic_axes={**{n: {0: "batch", 1: "sequence"} for n in names},
+                                                               output: {0: "batch"}},
                           opset_version=17, do_constant_folding=True, dynamo=False)
-    quantise(fp32, int8)
-    return model
 
 
 def _parity(model: Any, fp32: Path, int8: Path, tokenizer_json: Path, n: int = 64) -> dict[str, Any]:

@@ -158,12 +158,15 @@ class HeadFitter:
         d = x.shape[2]
         return theta[:d], [_round(b) for b in theta[d:]]
 
-    def to_head(self, *, model: str, fingerprint: str, kind: str, n: int, reads: str = "pair") -> Head:
+    def to_head(self, *, model: str, fingerprint: str, kind: str, n: int, reads: str = "pair",
+                flag: str | None = None, flags_sha256: str | None = None) -> Head:
         """The fitted head as a rubric stores it; `reads` says what its feature columns were
-        (`pair`, or `pair+state`: the pair features, then the state's embedding)."""
+        (`pair`; `pair+state`: the pair features, then the state's embedding; `flag`: the one
+        column of the flag classifier's output `flag`, whose graph's sha256 starts `flags_sha256`)."""
         return Head.from_arrays(weights=self.weights_, model=model, fingerprint=fingerprint, kind=kind,
                                 logit_weight=_round(self.logit_weight_), bias=_round(self.bias_),
-                                C=_round(self.C_), n=n, option_bias=self.option_bias_, reads=reads)
+                                C=_round(self.C_), n=n, option_bias=self.option_bias_, reads=reads,
+                                flag=flag, flags_sha256=flags_sha256)
 
 def _items(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Grouped rows (every item's options in order, as `head_rows` makes them) as

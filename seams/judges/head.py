@@ -60,8 +60,16 @@ class Head(BaseModel):
     #: features say how the model reads this question about the text; the embedding says what
     #: the text is about (docs/heads.md, "What it reads": measured on the memory red flags, not
     #: yet better when `HeadFitter` fits it, so no shipped head reads it).
-    reads: Literal["pair", "pair+state"] = "pair"
-    #: Length of the feature vector it reads (a pair's features, then the embedding when it reads one).
+    #: `flag`: a head over one output of the model's flag classifier instead (`flags.onnx`, config
+    #: `flags`: a classifier fine-tuned for this question, run on the same text; docs/heads.md,
+    #: "Flag heads"), z = logit_weight · the model's logit + weight · the flag's logit + bias.
+    reads: Literal["pair", "pair+state", "flag"] = "pair"
+    #: For a `flag` head: the classifier output it reads, and the first 16 hex digits of the
+    #: classifier graph's sha256 (a head never applies to another classifier).
+    flag: str | None = None
+    flags_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{16}$")
+    #: Length of the feature vector it reads (a pair's features, then the embedding when it reads
+    #: one; 1 for a `flag` head).
     dim: int = Field(ge=1)
     #: How much of the model's own logit the head keeps (1 with no labels' say; see `HeadFitter`).
     logit_weight: float
@@ -85,6 +93,10 @@ class Head(BaseModel):
             raise ValueError(f"weights: {len(w)} float32 values; expected {self.dim} (dim)")
         if not all(math.isfinite(v) for v in w):
             raise ValueError("weights: not all finite")
+        if (self.reads == "flag") != (self.flag is not None and self.flags_sha256 is not None):
+            raise ValueError("flag and flags_sha256 go with reads: flag, and only with it")
+        if self.reads == "flag" and (self.dim != 1 or self.kind != "noul"):
+            raise ValueError("a flag head is a Noul's and reads one value (dim 1): the flag's logit")
         if self.option_bias is not None:
             if self.kind == "noul":
                 raise ValueError("option_bias: a Noul's head has one pair, so no bias per option")
@@ -99,6 +111,9 @@ class Head(BaseModel):
         data: dict[str, Any] = handler(self)
         if self.reads == "pair":
             data.pop("reads", None)
+        if self.reads != "flag":
+            data.pop("flag", None)
+            data.pop("flags_sha256", None)
         return data
 
     @classmethod
@@ -123,6 +138,8 @@ class Head(BaseModel):
             raw += "|" + ",".join(map(repr, self.option_bias))
         if self.reads != "pair":  # a pair head's digest is what it was before heads could read more
             raw += f"|reads:{self.reads}"
+        if self.reads == "flag":
+            raw += f"|flag:{self.flag}@{self.flags_sha256}"
         return hashlib.sha256(raw.encode()).hexdigest()[:8]
 
     def scores(self, logits: np.ndarray, features: np.ndarray) -> np.ndarray:

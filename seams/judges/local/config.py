@@ -111,6 +111,22 @@ class TowersConfig(BaseModel):
     encoder: str | None = None
 
 
+class FlagsConfig(EncoderConfig):
+    """A classifier beside the cross-encoder for questions a general model reads poorly (the
+    memory gate's red flags): a graph from one text's token ids to one logit per flag ([batch,
+    flags]), sharing the tokenizer, read by `flag` heads (`seams.judges.head.Head`). Provenance
+    (how it was trained, its parity with torch) is kept beside the fields read here."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    onnx: str = "flags.onnx"
+    output: str = "logits"
+    #: The flags, in the output's column order.
+    names: list[str] = Field(min_length=1)
+    #: The graph's sha256 (hex): a head records its first 16 digits and applies to no other graph.
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
 def shipped_model_dir() -> Path:
     """Where the model that ships with the package lives (package data)."""
     return Path(__file__).resolve().parents[2] / "models" / "seams-minilm"
@@ -154,6 +170,7 @@ class ModelConfig(BaseModel):
     blend: Blend | None = None
     shortlist: Shortlist | None = None
     towers: TowersConfig | None = None
+    flags: FlagsConfig | None = None
 
     @field_validator("inputs")
     @classmethod
@@ -218,6 +235,10 @@ class ModelDir:
         return None if self.config.towers is None else self.path / self.config.towers.file
 
     @property
+    def flags_path(self) -> Path | None:
+        return None if self.config.flags is None else self.path / self.config.flags.onnx
+
+    @property
     def towers_encoder_path(self) -> Path | None:
         """The encoder the towers' heads read: their own (`towers.encoder`), else the model's."""
         if self.config.towers is not None and self.config.towers.encoder is not None:
@@ -250,6 +271,8 @@ def read_model_dir(path: str | Path | None = None) -> ModelDir:
         files.append(("towers", model_dir.towers_path))
         if model_dir.config.towers is not None and model_dir.config.towers.encoder is not None:
             files.append(("towers' encoder", model_dir.path / model_dir.config.towers.encoder))
+    if model_dir.flags_path is not None:
+        files.append(("flag classifier", model_dir.flags_path))
     for what, file in files:
         if not file.is_file():
             raise ConfigError(f"{file}: missing; {config_path} names it as the model's {what} file")
@@ -274,4 +297,4 @@ def _read_config(config_path: Path) -> ModelConfig:
         raise ConfigError(f"{config_path}: {problems}") from None
 
 
-__all__ = ["CONFIG_FILE", "FORMAT", "KNOWN_INPUTS", "Blend", "BlendWeights", "EncoderConfig", "ModelConfig", "ModelDir", "Shortlist", "TowersConfig", "read_model_dir", "shipped_model_dir"]
+__all__ = ["CONFIG_FILE", "FORMAT", "KNOWN_INPUTS", "Blend", "BlendWeights", "EncoderConfig", "FlagsConfig", "ModelConfig", "ModelDir", "Shortlist", "TowersConfig", "read_model_dir", "shipped_model_dir"]

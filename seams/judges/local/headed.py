@@ -104,7 +104,11 @@ class HeadedJudge(WrappedJudge):
         features (and, for a head that reads it, the state's embedding: `state_vector`)."""
         out = dict(answers.answers)
         for qid, head in heads.items():
-            vector = state_vector(self.judge, questions[qid], state) if head.reads == "pair+state" else None
+            vector = None
+            if head.reads == "pair+state":
+                vector = state_vector(self.judge, questions[qid], state)
+            elif head.reads == "flag":
+                vector = flag_vector(self.judge, head, questions[qid], state)
             out[qid] = head_answer(head, questions[qid], features[qid], out[qid], vector)
         return answers.model_copy(update={"model": self.model_id, "answers": out})
 
@@ -116,6 +120,13 @@ def head_problem(judge: LocalJudge, heads: Mapping[str, Head]) -> str | None:
         if head.model != judge.model_id:
             return (f"the head of question {qid!r} was fitted on model {head.model!r}; "
                     f"it never applies to {judge.model_id!r} (refit: seams calibrate --heads)")
+        if head.reads == "flag":
+            flags = judge.flags
+            if flags is None or head.flag not in flags.names or not flags.sha256.startswith(head.flags_sha256 or "-"):
+                have = "none" if flags is None else f"{flags.names} of graph {flags.sha256[:16]}"
+                return (f"the head of question {qid!r} reads flag {head.flag!r} of classifier {head.flags_sha256}; "
+                        f"model {judge.model_id!r} has {have} (refit the head on this model's classifier)")
+            continue
         if head.reads == "pair+state" and judge.encoder is None:
             return (f"the head of question {qid!r} reads the state's embedding; model {judge.model_id!r} "
                     "has no sentence encoder (its config names none, or no blend reads one)")
@@ -132,6 +143,14 @@ def state_vector(judge: LocalJudge, question: Noul | Choice | Score, state: Any)
     if judge.encoder is None:
         raise HeadMismatch(f"model {judge.model_id!r} has no sentence encoder to embed the state with")
     return judge.encoder.embed([state_text(focus(question, state))])[0]
+
+
+def flag_vector(judge: LocalJudge, head: Head, question: Noul | Choice | Score, state: Any) -> np.ndarray:
+    """[1]: the logit of the flag `head` reads, from the model's classifier on the text the
+    question reads of `state` (its `focus`, as `state_vector` embeds it); cached by text."""
+    flags = judge.flags
+    assert flags is not None and head.flag is not None  # head_problem checked both
+    return judge.flag_logits([state_text(focus(question, state))])[0, [flags.names.index(head.flag)]]
 
 
 def head_answer(head: Head, question: Noul | Choice | Score, pf: PairFeatures,
@@ -152,13 +171,15 @@ def head_answer(head: Head, question: Noul | Choice | Score, pf: PairFeatures,
 
 def head_features(head: Head, features: np.ndarray, state: np.ndarray | None) -> np.ndarray:
     """What `head` reads for each pair: the pair features [pairs, d], with the state's embedding
-    beside each row for a `pair+state` head (fitting builds its rows the same way)."""
+    beside each row for a `pair+state` head (fitting builds its rows the same way); for a `flag`
+    head, the flag's logit alone ([pairs, 1])."""
     features = np.asarray(features, dtype=np.float64)
     if head.reads == "pair":
         return features
     if state is None:
-        raise HeadMismatch("this head reads the state's embedding, and none was given")
-    return np.hstack([features, np.broadcast_to(np.asarray(state, dtype=np.float64), (len(features), len(state)))])
+        raise HeadMismatch(f"this head reads {'a flag' if head.reads == 'flag' else 'the state'}'s vector, and none was given")
+    vector = np.broadcast_to(np.asarray(state, dtype=np.float64), (len(features), len(state)))
+    return vector if head.reads == "flag" else np.hstack([features, vector])
 
 
-__all__ = ["HeadedJudge", "head_answer", "head_features", "head_problem", "state_vector"]
+__all__ = ["HeadedJudge", "flag_vector", "head_answer", "head_features", "head_problem", "state_vector"]

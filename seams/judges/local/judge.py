@@ -45,7 +45,7 @@ from ...questions import Choice, Noul, Score, parse_questions, question_id_probl
 from ...settings import settings
 from ...state import check_state
 from ..base import Judge, SyncJudge
-from .config import BlendWeights, ModelConfig, ModelDir, read_model_dir
+from .config import BlendWeights, FlagsConfig, ModelConfig, ModelDir, read_model_dir
 from .encoder import SentenceEncoder
 from .hypotheses import focus, hypotheses, option_texts, relates_fields, state_text
 from .runtime import load_session
@@ -172,6 +172,8 @@ class LocalJudge(SyncJudge):
         self.reading = reading
         self._towers = self._load_towers() if reading == "once" else None
         self._encoder = self._load_encoder()
+        self._flag_model: SentenceEncoder | None = None  # loaded by the first `flag_logits`
+        self._flags_lock = threading.Lock()
         #: the encoder reading once embeds with: the model's, or the towers' own (`towers.encoder`)
         self._tower_encoder = self._load_tower_encoder()
         #: tokens of one text that encoder reads, beside its special tokens (a state's windows)
@@ -280,6 +282,31 @@ class LocalJudge(SyncJudge):
     def encoder(self) -> SentenceEncoder | None:
         """The sentence encoder whose cosines the blend reads; None for a model without one."""
         return self._encoder
+
+    @property
+    def flags(self) -> FlagsConfig | None:
+        """The model's flag classifier (config `flags`), read by `flag` heads; None without one."""
+        return self._config.flags
+
+    def flag_logits(self, texts: Sequence[str]) -> np.ndarray:
+        """[len(texts), flags] logits of the flag classifier (`flags.names` the columns), each
+        text run once and cached as the encoder's embeddings are. Its session loads on the first
+        call (one thread, as the encoder's): only a rubric with flag heads pays for it."""
+        cfg = self._config.flags
+        path = self._dir.flags_path
+        if cfg is None or path is None:
+            raise ConfigError(f"{self._dir.config_path}: model {self._config.model_id!r} has no flag classifier "
+                              "(config \"flags\")")
+        with self._flags_lock:
+            if self._flag_model is None:
+                model = SentenceEncoder(path, cfg, self._tokenizer, load_session(path, 1), self._pad_id,
+                                        batch_size=1 if self._config.batch_dependent else 32)
+                if model.dim != len(cfg.names):
+                    raise ConfigError(f"{path}: {model.dim} outputs a text; {self._dir.config_path} names "
+                                      f"{len(cfg.names)} flags ({cfg.names})")
+                self._flag_model = model
+            model = self._flag_model
+        return model.embed(list(texts))
 
     @property
     def model_dir(self) -> Path:

@@ -1,0 +1,86 @@
+"""What the memory gate costs a candidate with the red flags read by the flag classifier, against
+the same gate with the heads they replaced, side by side in one process.
+
+    python bench/memory_gate_cost.py [--baseline 945166d] [--n 40] [--rounds 3] [--threads 1]
+
+The baseline is the memory rubric as committed at `--baseline` (its `poison` and `secret` heads
+read the cross-encoder's pair features and the encoder's embedding); "now" is the rubric as
+shipped (those two questions read `flags.onnx`). Both run on one `LocalJudge` over the shipped
+model directory, through `MemoryGate.admit` against an empty memory (the red flags and `worth`
+asked about the candidate alone: the path every new memory takes), on candidates made here from
+a few templates (none from a labelled set). Each text is asked once per round and rubric: every
+embedding and classifier logit is cached by text, so a first round would price the cache's fills
+and a second its hits; the figures are of fresh texts (each round a new suffix), rounds
+alternating the rubrics. A benchmark, never a test; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from seams.builtin.memory import MemoryGate  # noqa: E402
+from seams.judges.local import LocalJudge  # noqa: E402
+from seams.judges.local.runtime import machine  # noqa: E402
+from seams.rubric import Rubric  # noqa: E402
+
+TEMPLATES = (
+    "The user prefers short answers in the {n} project.",
+    "Remind me to water the plants every {n} days.",
+    "My manager for project {n} is Priya, and she reviews on Fridays.",
+    "Deploys for service {n} happen on Thursdays after the stand-up.",
+)
+
+
+def candidates(n: int, salt: str) -> list[str]:
+    return [TEMPLATES[i % len(TEMPLATES)].format(n=f"{salt}{i}") for i in range(n)]
+
+
+def per_candidate_ms(gate: MemoryGate, texts: list[str]) -> float:
+    t0 = time.perf_counter()
+    for t in texts:
+        gate.admit(t, nearest=[])
+    return (time.perf_counter() - t0) * 1000 / len(texts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--baseline", default="945166d", help="the commit whose memory rubric is the baseline")
+    ap.add_argument("--n", type=int, default=40, help="candidates per round and rubric")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1, help="onnxruntime threads of the cross-encoder")
+    args = ap.parse_args()
+    old = subprocess.run(["git", "show", f"{args.baseline}:rubrics/memory-admission.yaml"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "memory-admission.yaml"
+        path.write_text(old, encoding="utf-8")
+        judge = LocalJudge(intra_op_threads=args.threads)
+        gates = {"baseline": MemoryGate(judge=judge, rubric=Rubric.load(path)), "now": MemoryGate(judge=judge)}
+        reads = {k: sorted({h.reads for q, h in g.rubric.current_heads.items() if q in ("poison", "secret")})
+                 for k, g in gates.items()}
+        print(machine().line())
+        print(f"red flags read: baseline ({args.baseline}) {reads['baseline']}, now {reads['now']}")
+        for g in gates.values():  # load every session (the classifier's on its first question)
+            per_candidate_ms(g, candidates(2, "warm"))
+        got: dict[str, list[float]] = {k: [] for k in gates}
+        for r in range(args.rounds):
+            for k, g in gates.items():
+                got[k].append(per_candidate_ms(g, candidates(args.n, f"{k}-{r}-")))
+        med = {k: statistics.median(v) for k, v in got.items()}
+        for k, v in got.items():
+            print(f"{k:>8}: {med[k]:.1f} ms a candidate (median of {args.rounds} rounds of {args.n}: "
+                  + ", ".join(f"{x:.1f}" for x in v) + ")")
+        print(f"now / baseline: x{med['now'] / med['baseline']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""Flag heads: a Noul answered from the model's flag classifier (`flags.onnx`, config `flags`).
+
+On the tiny model (tests/tinymodel.py) with its tiny classifier, whose logits are known word
+weights: the judge runs the classifier on the text the question reads; a `flag`
+head's answer is sigmoid(logit_weight · the model's logit + weight · the flag's logit + bias),
+recomputed here by hand; a head is never laid over another classifier or a model without one;
+and a config naming a classifier it does not hold, or the wrong number of flags, is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from tinymodel import FLAG_BIAS, FLAG_WEIGHTS, write_tiny_model
+
+from seams import Noul
+from seams.errors import ConfigError, HeadMismatch
+from seams.judges.head import Head
+from seams.judges.local import LocalJudge
+from seams.judges.local.headed import HeadedJudge
+from seams.judges.local.hypotheses import state_text
+
+QUESTION = Noul(instructions="Does the `candidate` hold an instruction?")
+
+
+@pytest.fixture(scope="module")
+def flagged(tmp_path_factory: pytest.TempPathFactory) -> LocalJudge:
+    root = write_tiny_model(tmp_path_factory.mktemp("flags"), model_id="seams-tiny-flags", features=True, flags=True)
+    return LocalJudge(root, intra_op_threads=1)
+
+
+def _head(judge: LocalJudge, **over: object) -> Head:
+    assert judge.flags is not None
+    fields = {"model": judge.model_id, "fingerprint": QUESTION.fingerprint, "kind": "noul", "reads": "flag",
+              "flag": "poison", "flags_sha256": judge.flags.sha256[:16], "logit_weight": 0.5, "bias": -0.25,
+              "C": 1.0, "n": 10, "weights": [0.75]}
+    fields.update(over)
+    return Head.from_arrays(**fields)  # type: ignore[arg-type]
+
+
+def test_the_classifier_gives_known_logits_a_text(flagged: LocalJudge) -> None:
+    z = flagged.flag_logits(["injection injection", "the invoice", "calm"])
+    assert z.shape == (3, 2)
+    want = [[FLAG_BIAS + 2 * FLAG_WEIGHTS["poison"]["injection"], FLAG_BIAS],
+            [FLAG_BIAS, FLAG_BIAS + FLAG_WEIGHTS["secret"]["invoice"]],
+            [FLAG_BIAS + FLAG_WEIGHTS["poison"]["calm"], FLAG_BIAS]]
+    assert z.ravel().tolist() == pytest.approx([x for row in want for x in row])
+
+
+def test_a_flag_head_answers_from_the_flag_logit(flagged: LocalJudge) -> None:
+    head = _head(flagged)
+    headed = HeadedJudge(flagged, {"q": head})
+    for text in ("injection here", "a calm note", "the invoice"):
+        state = {"candidate": text}
+        [(_, pf)] = flagged.answers_and_features([state], {"q": QUESTION})
+        flag = flagged.flag_logits([state_text(state)])[0, 0]
+        z = 0.5 * float(pf["q"].logits[0]) + 0.75 * float(flag) - 0.25
+        assert headed.ask(state, {"q": QUESTION}).answers["q"].noul == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-9)
+    # the instruction word moves the flag and so the answer, whatever the model's logit says
+    low, high = (headed.ask({"candidate": t}, {"q": QUESTION}).answers["q"].noul for t in ("a calm note", "injection"))
+    assert high > 0.9 and low < 0.1
+    assert headed.model_id == f"{flagged.model_id}+heads:{headed._digest}"
+
+
+def test_a_flag_head_never_applies_to_another_classifier_or_none(flagged: LocalJudge, tmp_path: Path) -> None:
+    with pytest.raises(HeadMismatch, match="reads flag 'poison' of classifier 0000000000000000"):
+        HeadedJudge(flagged, {"q": _head(flagged, flags_sha256="0" * 16)})
+    with pytest.raises(HeadMismatch, match="has none"):
+        HeadedJudge(LocalJudge(write_tiny_model(tmp_path / "plain", model_id="seams-tiny-flags", features=True),
+                               intra_op_threads=1), {"q": _head(flagged)})
+    # `with_heads`: the judge stays bare, so a calibration fitted on the headed judge reads stale
+    assert flagged.with_heads({"q": _head(flagged, flag="nope")}) is flagged
+
+
+def test_a_flag_head_is_stored_with_what_it_reads_and_checked(flagged: LocalJudge) -> None:
+    head = _head(flagged)
+    again = Head.model_validate(json.loads(head.model_dump_json()))
+    assert (again.reads, again.flag, again.flags_sha256, again.digest) == ("flag", "poison", head.flags_sha256, head.digest)
+    assert head.digest != _head(flagged, flag="secret").digest
+    # a pair head's stored form has no flag fields (rubrics written before them round-trip)
+    pair = Head.from_arrays(model="m", fingerprint="f", kind="noul", logit_weight=1.0, bias=0.0, C=1.0, n=1,
+                            weights=[0.0, 1.0])
+    assert "flag" not in json.loads(pair.model_dump_json())
+    with pytest.raises(ValueError, match="go with reads: flag"):
+        _head(flagged, flag=None)
+    with pytest.raises(ValueError, match="reads one value"):
+        _head(flagged, weights=[1.0, 2.0])
+
+
+def test_a_config_naming_a_missing_or_mismatched_classifier_is_refused(tmp_path: Path) -> None:
+    root = write_tiny_model(tmp_path / "m", model_id="seams-tiny-flags", flags=True)
+    (root / "flags.onnx").rename(root / "gone.onnx")
+    with pytest.raises(ConfigError, match="flags.onnx: missing; .* flag classifier"):
+        LocalJudge(root)
+    (root / "gone.onnx").rename(root / "flags.onnx")
+    cfg = json.loads((root / "config.json").read_text())
+    cfg["flags"]["names"] = ["poison"]
+    (root / "config.json").write_text(json.dumps(cfg))
+    judge = LocalJudge(root, intra_op_threads=1)
+    with pytest.raises(ConfigError, match="2 outputs a text; .* names 1 flags"):
+        judge.flag_logits(["x"])
+    with pytest.raises(ConfigError, match="has no flag classifier"):
+        LocalJudge(write_tiny_model(tmp_path / "plain", model_id="p")).flag_logits(["x"])
