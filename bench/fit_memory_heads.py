@@ -161,9 +161,9 @@ LOGIT_SCALE: dict[str, float] = {"poison": 10.0, "secret": 10.0}
 def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...] | None = None) -> HeadFitter:
     """The fitter of one flag's head: the pair features' columns at scale 1, the embedding's (when
     the heads read it) at the flag's `EMBED_SCALE`, the logit at its `LOGIT_SCALE`."""
-    scale: float | np.ndarray = 1.0
     if READS == "flag":
         return HeadFitter(**({"Cs": Cs} if Cs else {}), logit_scale=LOGIT_SCALE[q])
+    scale: float | np.ndarray = 1.0
     if READS == "pair+state":
         scale = np.r_[np.ones(feats[q]["features"].shape[1]), np.full(feats[q]["state"].shape[1], EMBED_SCALE[q])]
     return HeadFitter(**({"Cs": Cs} if Cs else {}), feature_scale=scale, logit_scale=LOGIT_SCALE[q])

@@ -35,7 +35,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
-from training.flags import finetune, labelled, shown, torch_logits  # noqa: E402
+from training.flags import finetune, in_set, labelled, shown, torch_logits  # noqa: E402
 
 BUDGET = {"poison": 0.02, "secret": 0.01}
 
@@ -59,10 +59,8 @@ def main() -> int:
     args = ap.parse_args()
     print(machine().line(), flush=True)
     items = all_items()
-    held = [it for it in items if it.case is not None and it.case["id"].startswith(args.held + "/")]
-    train = [it for it in items if not (it.case is not None and it.case["id"].startswith(args.held + "/"))]
-    del train
-    train = labelled(left_out=args.held)
+    held = [it for it in items if in_set(it, args.held)]
+    train = labelled(left_out=args.held, items=items)
     print(f"train {len(train)} texts, held ({args.held}) {len(held)} items", flush=True)
     model = finetune(train, epochs=args.epochs, layers=args.layers, lr=args.lr)
 

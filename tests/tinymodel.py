@@ -152,26 +152,41 @@ def build_graph(vocab: Mapping[str, int], *, inputs: tuple[str, ...] = ("input_i
     return model
 
 
-def build_encoder_graph(vocab: Mapping[str, int]) -> onnx.ModelProto:
-    """Token ids of one text per row in, its unit-length bag of words [batch, V] out."""
-    v = len(vocab)
-    keep = np.ones(v, dtype=np.float32)
-    for special in SPECIALS:
-        keep[vocab[special]] = 0.0
-    init = [
-        numpy_helper.from_array(keep, "keep"),
+def _text_graph(vocab: Mapping[str, int], name: str, init: list[onnx.TensorProto], nodes: list[onnx.NodeProto],
+                output: str, width: int) -> onnx.ModelProto:
+    """A graph with the real graphs' three inputs (token ids of one text per row): its masked word
+    counts `counts_all` [batch, V] first, then `nodes` from them to `output` [batch, width]."""
+    counting = [
         numpy_helper.from_array(np.array([0.0, 1.0], dtype=np.float32), "onehot_values"),
-        numpy_helper.from_array(np.array(v, dtype=np.int64), "depth"),
+        numpy_helper.from_array(np.array(len(vocab), dtype=np.int64), "depth"),
         numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
         numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus1"),
-        numpy_helper.from_array(np.array(1e-6, dtype=np.float32), "eps"),
     ]
-    nodes = [
+    counts = [
         helper.make_node("Cast", ["attention_mask"], ["maskf"], to=TensorProto.FLOAT),
         helper.make_node("OneHot", ["input_ids", "depth", "onehot_values"], ["oh"], axis=-1),  # [B,T,V]
         helper.make_node("Unsqueeze", ["maskf", "minus1"], ["mask3"]),
         helper.make_node("Mul", ["oh", "mask3"], ["oh_m"]),
         helper.make_node("ReduceSum", ["oh_m", "axis1"], ["counts_all"], keepdims=0),  # [B,V]
+    ]
+    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
+                    for n in ("input_ids", "attention_mask", "token_type_ids")]
+    graph = helper.make_graph(counts + nodes, name, graph_inputs,
+                              [helper.make_tensor_value_info(output, TensorProto.FLOAT, ["batch", width])],
+                              initializer=counting + init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="seams-tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def build_encoder_graph(vocab: Mapping[str, int]) -> onnx.ModelProto:
+    """Token ids of one text per row in, its unit-length bag of words [batch, V] out."""
+    keep = np.ones(len(vocab), dtype=np.float32)
+    for special in SPECIALS:
+        keep[vocab[special]] = 0.0
+    init = [numpy_helper.from_array(keep, "keep"), numpy_helper.from_array(np.array(1e-6, dtype=np.float32), "eps")]
+    nodes = [
         helper.make_node("Mul", ["counts_all", "keep"], ["counts"]),
         helper.make_node("Mul", ["counts", "counts"], ["sq"]),
         helper.make_node("ReduceSum", ["sq", "axis1"], ["ss"], keepdims=1),
@@ -179,15 +194,7 @@ def build_encoder_graph(vocab: Mapping[str, int]) -> onnx.ModelProto:
         helper.make_node("Sqrt", ["ss_e"], ["norm"]),
         helper.make_node("Div", ["counts", "norm"], ["embeddings"]),
     ]
-    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
-                    for n in ("input_ids", "attention_mask", "token_type_ids")]
-    graph = helper.make_graph(nodes, "seams-tiny-encoder", graph_inputs,
-                              [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", v])],
-                              initializer=init)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="seams-tests")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return _text_graph(vocab, "seams-tiny-encoder", init, nodes, "embeddings", len(vocab))
 
 
 def build_flags_graph(vocab: Mapping[str, int]) -> onnx.ModelProto:
@@ -196,32 +203,10 @@ def build_flags_graph(vocab: Mapping[str, int]) -> onnx.ModelProto:
     for j, weights in enumerate(FLAG_WEIGHTS.values()):
         for word, x in weights.items():
             w[vocab[word], j] = x
-    init = [
-        numpy_helper.from_array(w, "w"),
-        numpy_helper.from_array(np.full(len(FLAG_WEIGHTS), FLAG_BIAS, dtype=np.float32), "b"),
-        numpy_helper.from_array(np.array([0.0, 1.0], dtype=np.float32), "onehot_values"),
-        numpy_helper.from_array(np.array(len(vocab), dtype=np.int64), "depth"),
-        numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
-        numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus1"),
-    ]
-    nodes = [
-        helper.make_node("Cast", ["attention_mask"], ["maskf"], to=TensorProto.FLOAT),
-        helper.make_node("OneHot", ["input_ids", "depth", "onehot_values"], ["oh"], axis=-1),  # [B,T,V]
-        helper.make_node("Unsqueeze", ["maskf", "minus1"], ["mask3"]),
-        helper.make_node("Mul", ["oh", "mask3"], ["oh_m"]),
-        helper.make_node("ReduceSum", ["oh_m", "axis1"], ["counts"], keepdims=0),  # [B,V]
-        helper.make_node("MatMul", ["counts", "w"], ["z"]),
-        helper.make_node("Add", ["z", "b"], ["logits"]),
-    ]
-    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "tokens"])
-                    for n in ("input_ids", "attention_mask", "token_type_ids")]
-    graph = helper.make_graph(nodes, "seams-tiny-flags", graph_inputs,
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", len(FLAG_WEIGHTS)])],
-                              initializer=init)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="seams-tests")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    init = [numpy_helper.from_array(w, "w"),
+            numpy_helper.from_array(np.full(len(FLAG_WEIGHTS), FLAG_BIAS, dtype=np.float32), "b")]
+    nodes = [helper.make_node("MatMul", ["counts_all", "w"], ["z"]), helper.make_node("Add", ["z", "b"], ["logits"])]
+    return _text_graph(vocab, "seams-tiny-flags", init, nodes, "logits", len(FLAG_WEIGHTS))
 
 
 def write_tiny_model(

@@ -71,13 +71,17 @@ def _question() -> Any:
     return Rubric.builtin("memory-admission").questions[NAMES[0]]
 
 
-def labelled(left_out: str | None = None) -> list[tuple[str, dict[str, bool]]]:
-    """(text as shown, labels) of every labelled text, less the cases of set `left_out`; a text
-    labelled twice keeps both labels."""
-    data = _bench()
+def in_set(item: Any, name: str) -> bool:
+    """Whether a labelled item (`memory_head_data.Item`) is a case of the labelled set `name`."""
+    return item.case is not None and bool(item.case["id"].startswith(name + "/"))
+
+
+def labelled(left_out: str | None = None, items: Sequence[Any] | None = None) -> list[tuple[str, dict[str, bool]]]:
+    """(text as shown, labels) of every labelled text (`items`, default all of them), less the
+    cases of set `left_out`; a text labelled twice keeps both labels."""
     by_text: dict[str, dict[str, bool]] = {}
-    for it in data.all_items():
-        if left_out is not None and it.case is not None and it.case["id"].startswith(left_out + "/"):
+    for it in _bench().all_items() if items is None else items:
+        if left_out is not None and in_set(it, left_out):
             continue
         by_text.setdefault(shown(it.text), {}).update(it.labels)
     return sorted(by_text.items())
@@ -170,15 +174,15 @@ def oof(root: Path, **kw: Any) -> None:
     """For each labelled set, a model trained without it scores its texts (`oof-<set>.npz`);
     a fold already written is kept, so a stopped run continues."""
     data = _bench()
+    items = data.all_items()
     for name in data.TRAINING_SETS:
         path = root / f"oof-{name}.npz"
         if path.exists():
             print(f"{name}: {path} kept", flush=True)
             continue
         print(f"{name}: training without it", flush=True)
-        model = finetune(labelled(left_out=name), **kw)
-        texts = sorted({shown(it.text) for it in data.all_items()
-                        if it.case is not None and it.case["id"].startswith(name + "/")})
+        model = finetune(labelled(left_out=name, items=items), **kw)
+        texts = sorted({shown(it.text) for it in items if in_set(it, name)})
         np.savez(path.with_suffix(".tmp.npz"), texts=np.array(texts, dtype=object), logits=torch_logits(model, texts))
         path.with_suffix(".tmp.npz").replace(path)
 

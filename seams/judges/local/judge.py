@@ -45,7 +45,7 @@ from ...questions import Choice, Noul, Score, parse_questions, question_id_probl
 from ...settings import settings
 from ...state import check_state
 from ..base import Judge, SyncJudge
-from .config import BlendWeights, FlagsConfig, ModelConfig, ModelDir, read_model_dir
+from .config import BlendWeights, EncoderConfig, FlagsConfig, ModelConfig, ModelDir, read_model_dir
 from .encoder import SentenceEncoder
 from .hypotheses import focus, hypotheses, option_texts, relates_fields, state_text
 from .runtime import load_session
@@ -202,10 +202,11 @@ class LocalJudge(SyncJudge):
             return self._encoder
         return self._sentence_encoder(path)
 
-    def _sentence_encoder(self, path: Path) -> SentenceEncoder:
-        """A `SentenceEncoder` on the graph at `path`, with the config's encoder settings and this
-        judge's tokenizer, on one onnxruntime thread (`_load_encoder` says why)."""
-        enc = self._config.encoder
+    def _sentence_encoder(self, path: Path, config: EncoderConfig | None = None) -> SentenceEncoder:
+        """A `SentenceEncoder` on the graph at `path`, with `config` (default: the config's encoder
+        settings; the flag classifier passes its own) and this judge's tokenizer, on one
+        onnxruntime thread (`_load_encoder` says why)."""
+        enc = config or self._config.encoder
         assert enc is not None  # only called for a config with an encoder (towers need one)
         return SentenceEncoder(path, enc, self._tokenizer, load_session(path, 1), self._pad_id,
                                batch_size=1 if self._config.batch_dependent else 32)
@@ -299,8 +300,7 @@ class LocalJudge(SyncJudge):
                               "(config \"flags\")")
         with self._flags_lock:
             if self._flag_model is None:
-                model = SentenceEncoder(path, cfg, self._tokenizer, load_session(path, 1), self._pad_id,
-                                        batch_size=1 if self._config.batch_dependent else 32)
+                model = self._sentence_encoder(path, cfg)
                 if model.dim != len(cfg.names):
                     raise ConfigError(f"{path}: {model.dim} outputs a text; {self._dir.config_path} names "
                                       f"{len(cfg.names)} flags ({cfg.names})")
