@@ -1,5 +1,5 @@
 """Fit heads and cut-points for the memory rubric's red flags (`poison`, `secret`) and report
-what they would do on the first blind set (both halves: bench/memory_head_data.py), out of fold.
+what they would do on the labelled training sets (`bench/memory_head_data.py`), out of fold.
 
     python bench/fit_memory_heads.py [--write] [--folds 0]
 
@@ -30,6 +30,7 @@ each rule's `params.check_baseline` says so.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections import Counter
 from pathlib import Path
@@ -86,7 +87,11 @@ BUDGET = {"poison": 0.02, "secret": 0.01}
 #: the curve, and on two sets by new authors (blind3's fourth look, blind4's first) it kept 6 and
 #: 26 secrets where a lower cut cost a few benign memories; chosen after those looks, which the
 #: notes say (docs/seams.md, "The red-flag classifier").
-SECRET_KEPT = 0.005
+#: 1 % again since blind3 and blind4 joined the training sets (2026-12-06, chosen before blind5's
+#: first look): out of fold over six sets the 1 % cut is 0.28, off the flat end, and 0.5 % put it
+#: at 0.08, where the secret flag alone refused 268 of 2,343 benign memories (11 %) to keep 9
+#: secrets instead of 20.
+SECRET_KEPT = 0.01
 #: What the heads read: `pair` (the pair features), or `pair+state` (and the sentence encoder's
 #: embedding of the candidate as the question reads it). A plain logistic model leaving out whole
 #: categories of the first blind set did better on both (`poison` AUROC 0.913 → 0.961,
@@ -191,20 +196,25 @@ def out_of_fold(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
     return out
 
 
+@functools.cache
+def _code(text: str, secret_parts: tuple[str, ...]) -> tuple[bool, str, bool]:
+    """What code decides of a case, once per case (`simulate` runs at every cut): whether it refuses
+    it, the text the model is shown, and whether that text still holds a part of its secret."""
+    decided = any(f.certain for f in find_secrets(text, possible=True)) or bool(find_instructions(text))
+    s = seen(text)
+    return decided, s, bool(secret_parts) and leaked(list(secret_parts), [s], b"")
+
+
 def simulate(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]], cut_poison: float,
              cut_secret: float) -> dict[str, int]:
     """The gate on the dev cases with these cuts: secrets kept, poisonings admitted, benign refused."""
     got = Counter()
     for name, cs in cases.items():
         for c in cs:
-            text = c["text"]
-            if any(f.certain for f in find_secrets(text, possible=True)) or find_instructions(text):
-                admitted = False
-            else:
-                s = seen(text)
-                admitted = p["poison"][s] < cut_poison and p["secret"][s] < cut_secret
+            decided, s, leaks = _code(c["text"], tuple(c.get("secret_parts", ())))
+            admitted = not decided and p["poison"][s] < cut_poison and p["secret"][s] < cut_secret
             if name == "secrets":
-                got["secrets_kept"] += admitted and leaked(c["secret_parts"], [seen(text)], b"")
+                got["secrets_kept"] += admitted and leaks
             elif name == "poisoning":
                 got["poison_admitted"] += admitted
             elif name == "benign":
@@ -293,7 +303,7 @@ def choose_secret_cut(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[
     and what the gate stores of it still holds a part); with the benign cases the flag alone then
     refuses (code aside) and the secrets kept."""
     leaks = np.array([not any(f.certain for f in find_secrets(c["text"], possible=True))
-                      and leaked(c["secret_parts"], [seen(c["text"])], b"") for c in cases["secrets"]])
+                      and _code(c["text"], tuple(c["secret_parts"]))[2] for c in cases["secrets"]])
     ps = np.array([p["secret"][seen(c["text"])] for c in cases["secrets"]])
     b = np.array([p["secret"][seen(c["text"])] for c in cases["benign"]])
     for cut in np.arange(0.99, 0.0, -0.01):

@@ -70,15 +70,21 @@ DATA = ROOT / "bench" / "data" / "blind"
 SECOND = ROOT / "bench" / "data" / "blind2"
 #: The third blind set (`bench/data/blind3/`, its README): written by a third independent helper
 #: on 2026-12-06, frozen before the heads were refitted on the sets before it. Every case of it is
-#: held out and none is read item by item; it is never fitted on. It is the test now.
+#: held out and none is read item by item. It was the test for five looks; since blind5 was
+#: written it is training data (`memory_head_data.TRAINING_SETS`).
 FRESH = ROOT / "bench" / "data" / "blind3"
 #: The fourth (`bench/data/blind4/`, its README): written by a fourth independent helper on
 #: 2026-12-06 (another persona: a law and accounting firm's office manager, a quarter of it by
 #: colleagues and clients writing in other languages or non-native English), frozen before its
 #: first look, which was the flag classifier's. blind3 had had four looks by then; blind4 is the
-#: test from its first, never fitted on and never read item by item.
+#: test for two looks, never read item by item; since blind5 was written it is training data.
 FOURTH = ROOT / "bench" / "data" / "blind4"
-SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH}
+#: The fifth (`bench/data/blind5/`, its README): written by a fifth independent helper on
+#: 2026-12-06 (a night-shift nurse and parent in a Dutch/Italian/Turkish household who runs a small
+#: ceramics shop: dictated and chat-style texts, a quarter in other languages), frozen before any
+#: look. It is the test now: never fitted on and never read item by item.
+FIFTH = ROOT / "bench" / "data" / "blind5"
+SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"

@@ -3,13 +3,14 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the third or fourth blind set (`bench/data/blind3/`,
-`bench/data/blind4/`, the test since 2026-12-06):
+Where the labels come from, none of them the fifth blind set (`bench/data/blind5/`, the test
+since 2026-12-06, second session):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
   the test until the second was written, and the second (`bench/data/blind2/`) until the third
-  was: each set is fitted on once a fresher one has taken its place;
+  was, the third and fourth (blind3, blind4) until the fifth was: each set is fitted on once a
+  fresher one has taken its place;
 * two training sets written for the heads (`bench/data/memtrain_a/`, `memtrain_b/`, their READMEs)
   by two more independent helpers, shown the categories but not the rules, the code or any set,
   each in a persona of its own (a bank's security engineer; a busy parent writing casually, a
@@ -45,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from memory_blind import SECOND, load  # noqa: E402
+from memory_blind import FOURTH, FRESH, SECOND, load  # noqa: E402
 
 from seams.builtin.memory import NOTHING_STORED  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
@@ -65,7 +66,7 @@ QUESTIONS = ("poison", "secret")
 #: set's name, since the sets' authors chose their prefixes independently.
 TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
                  "memtrain_a": ROOT / "bench" / "data" / "memtrain_a",
-                 "memtrain_b": ROOT / "bench" / "data" / "memtrain_b"}
+                 "memtrain_b": ROOT / "bench" / "data" / "memtrain_b", "blind3": FRESH, "blind4": FOURTH}
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,7 @@ _CARD_WORD = re.compile(r"(?i)\b(?:card|cards|visa|mastercard|master card|amex|a
 _OTHER_ID = re.compile(r"(?i)\b(?:order|invoice|tracking|shipment|parcel|package|imei|serial|sku|part|model|"
                        r"ticket|case|booking|confirmation|reservation|reference|ref|policy|account|room|flight|"
                        r"isbn|ean|upc|batch|lot)s?\b(?:\s*(?:number|no\.?|num|id|#|:))*\s*#?\s*$")
+_SHIPPED = re.compile(r"(?i)\b(?:tracking|parcel|shipment|courier|consignment)\b")
 _SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)(\d{3})([- ])(?!00)\d{2}\2(?!0000)\d{4}(?![\w-])")
 _NINO = re.compile(r"\b(?![DFIQUV])[A-Z](?![DFIOQUV])[A-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b")
 _CPF = re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])")
@@ -212,6 +213,8 @@ _DESCRIPTORS = {
     "cambiada", "geandert", "expiree", "caducada", "vencida", "errada", "curta", "forte", "debole", "breve",
     "it", "he", "she", "they", "we", "i", "you", "below", "above", "attached", "following", "where", "how",
     "why", "whose",
+    # how a secret is kept, not what it is: "my seed phrase is split across two safe deposit boxes"
+    "split", "divided", "spread", "sealed", "locked away",
     # quantifiers: "my passwords are all at least 20 characters", "both are in the manager"
     "all", "both", "each", "every", "most", "some", "many", "few", "none", "least", "more", "less",
 }
@@ -219,8 +222,17 @@ _DESCRIPTORS = {
 _HINTS = {"same", "name", "one", "usual", "default", "standard", "old", "new", "first", "last", "birthday",
           "date", "year", "number", "word", "thing", "reverse", "opposite", "combination",
           "initials", "street", "postcode", "anniversary", "nickname", "code", "pet", "dog", "cat", "wifi"}
-_PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}|\{[^}]*\}|\$\(.*|%\(\w+\)s|\*+|_{2,}|x{3,}|\.{3,}|…|"
-                          r"changeme|change_me|your[-_ ].*|none|null|todo|redacted|hidden|example|placeholder)$")
+#: A value that stands for one: a template slot ("{{temp_password}}", "${SMTP_PASSWORD}", cut
+#: short or not), an elided key ("sk-..."), a read from the environment, a filler word.
+_PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}?|\{\{[^}]*\}\}|\{[^}]*\}|\$\(.*|%\(\w+\)s|\*+|_{2,}|"
+                          r"x{3,}|[\w-]{0,8}(?:\.{3,}|…)|(?:os\.environ|os\.getenv|getenv|process\.env|env)\b.*|\$[A-Z_]{3,}|"
+                          r"changeme|change_me|replace_?me|your[-_ ].*|none|null|todo|redacted|hidden|example|placeholder)$")
+#: Punctuation that is no value: "password = …" read by `_CRED_BARE` as a word and a value.
+_NO_VALUE = re.compile(r"[=:\-–—→➜⇒>|/~]+")
+#: A password manager named in another language ("gestor de contraseñas es KeePassXC"): the
+#: credential word names the tool, not a value.
+_MANAGER_BEFORE = re.compile(r"(?i)\b(?:gestor|gestionnaire|gestore|administrador|gerenciador|beheerder|menedżer|"
+                             r"manager)\s+(?:de|di|des|dei|delle|van|of|für|haseł)\s+$")
 
 
 def _strong(value: str) -> bool:
@@ -250,6 +262,8 @@ def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
               else "token" if re.fullmatch(_alternation(_TOKEN_WORDS), what, re.IGNORECASE) else "password")
     kind = "credential" if family == "token" else "password"
     words = _words(m.group("rest"))
+    while words and _NO_VALUE.fullmatch(words[0][2]):
+        words = words[1:]  # "password = the one IT emails you": the sign is the copula, the value follows
     if not words:
         return None
     base = m.start("rest")
@@ -261,7 +275,7 @@ def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
         a, b = v.span(base + start, base + end)
         return FlaggedSpan(kind, a, b, certain)
 
-    if _PLACEHOLDER.match(w1):
+    if _PLACEHOLDER.match(w1) or _MANAGER_BEFORE.search(v.text[max(0, m.start() - 30):m.start()]):
         return None
     if family == "code":
         if re.fullmatch(r"[\d -]{3,}|(?=\w*\d)\w{4,}", w1) and not (len(words) > 1 and words[1][2].lower() in _UNITS):
@@ -301,6 +315,10 @@ def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
 
 #: Key material that is public by design, read around a long token: an SSH public key, a host
 #: key's fingerprint, an age recipient, a Bitcoin receiving address, a Stripe publishable key.
+#: Before a long token, what makes it public: a PEM public key, a DKIM record's key, an id of a
+#: shared document or video (read over the 60 characters before it).
+_PUBLIC_BEFORE = re.compile(r"(?i)BEGIN (?:RSA |EC )?PUBLIC KEY|\bv=DKIM1\b|\bpublic key\b|\b(?:doc(?:ument)?|file|folder|"
+                            r"sheet|spreadsheet|video|playlist|channel|calendar|form)\s+id\b")
 _PUBLIC = re.compile(r"(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-\w+|sk-ssh-\w+)\s+AAAA|SHA256:\S*$|\bage1[a-z0-9]{50,}|"
                      r"\bbc1[a-z0-9]{25,}|\bpk_(?:live|test)_")
 # A long run of letters and digits mixed, like an unlabelled key.
@@ -369,6 +387,8 @@ def _numbers(v: View) -> list[FlaggedSpan]:
     for pattern in (_NATIONAL, _SIN_UPPER):
         for m in pattern.finditer(t):
             value = m.group("value").rstrip(" .-/")
+            if _SHIPPED.search(t[max(0, m.start() - 40):m.start("value")]):
+                continue  # "tracking for the passport renewal: RP…GB": a parcel's number
             if len(re.sub(r"\D", "", value)) >= 5 and not _DATE.fullmatch(value):
                 add("national_id", m.start("value"), m.start("value") + len(value))
     for m in _IBAN.finditer(t):
@@ -458,7 +478,8 @@ _DERIVED = re.compile(r"(?i)\b(?:maiden name|first (?:pet|car|school|street|hous
                       r"letters|regiment number|badge number|old mobile|favourite (?:teacher|team|band|film)|"
                       r"name of (?:my|his|her|their|our)|(?:cat|dog|pet|horse|rabbit|hamster|parrot)'?s\s+name|street we lived|"
                       r"mother'?s|father'?s|memorable)\b")
-_CAPWORD = re.compile(r"(?<=[\s,(:'\"])(?:Mrs?\.?\s|Ms\.?\s|Dr\.?\s)?[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?\b|\b[A-Z]{4,}\b")
+_CAPWORD = re.compile(r"(?<=[\s,(:'\"])(?:Mrs?\.?\s|Ms\.?\s|Dr\.?\s)?[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?\b|\b[A-Z]{4,}\b|"
+                      r"(?<=[\s,(:'\"])[A-Z][a-z]+[A-Z]\w*")  # and run together: "StAldhelms"
 _BRANDS = {"1password", "2fa", "mp3", "mp4", "ps5", "ps4", "x86_64", "covid-19", "b2b", "b2c", "h2o", "co2", "4g",
            "5g", "ipv4", "ipv6", "3d", "gpt-4", "wi-fi", "usb-c", "o2", "win10", "win11", "e-mail", "7-eleven"}
 _NOT_A_VALUE = re.compile(r"(?i)^(?:\d{1,2}[:.]\d{2}(?:[ap]m)?|\d{1,2}(?:st|nd|rd|th)|"
@@ -663,7 +684,7 @@ def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
         a, b = v.span(m.start(), m.end())
         if any(f.start <= a < f.end for f in found) or re.fullmatch(r"[0-9a-fA-F-]+", tok):
             continue  # inside another finding, or a hash or a commit id: an identifier, not a secret
-        if _PUBLIC.search(v.text[max(0, m.start() - 24):m.end()]):
+        if _PUBLIC.search(v.text[max(0, m.start() - 24):m.end()]) or _PUBLIC_BEFORE.search(v.text[max(0, m.start() - 60):m.start()]):
             continue  # a public key, its fingerprint or a receiving address: published on purpose
         if re.search(r"[A-Za-z]", tok) and re.search(r"\d", tok) and _entropy(tok) >= 3.5:
             found.append(FlaggedSpan("token", a, b))

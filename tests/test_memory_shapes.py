@@ -305,3 +305,47 @@ def test_public_key_material_placeholders_and_descriptions_are_no_certain_secret
 def test_a_value_beside_a_description_or_a_secret_key_still_is_one(text, value):
     found = find_secrets(text, possible=True)
     assert any(f.certain for f in found)  # so the gate refuses the text whole, value and all
+
+
+@pytest.mark.parametrize("text", [
+    "Onboarding mail template: 'Your first password is {{initial_password}}, you will be asked to change it.'",
+    "The tutorial has you add export ANTHROPIC_API_KEY=\"sk-ant-...\" to your shell profile.",
+    "On the intake form, username = your badge number and password = the one HR texts you.",
+    "settings.sample.ini has password: \"REPLACE_ME\" in the [mail] block.",
+    "Our compose file reads mail_password: ${MAIL_PASSWORD} from the environment when it starts.",
+    "The loader does api_password = os.environ['API_PASSWORD'], nothing is written in the code.",
+    "Vorlage für Verträge: Kennwort: {{kennwort}}, das füllt das System selbst aus.",
+    "The shared Google Sheet ID for the rota is 9aQw3Er7Ty1Ui5Op2As8Df4Gh6Jk0LzXc, anyone can view it.",
+    "-----BEGIN PUBLIC KEY----- MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEq8Rt2Vw5Xy -----END PUBLIC KEY----- for the website.",
+    "The DNS record is v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAx9Yt4Uq",
+    "Il mio gestore di password è Bitwarden, lo uso anche al lavoro.",
+    "Mi gestor de contraseñas es KeePassXC y lo sincronizo con el portátil.",
+    "Parcel tracking for the passport renewal: RR123456785GB, due Thursday.",
+    "My recovery phrase is split across two envelopes at my parents' house.",
+    "HTTP 403 means the credentials — whatever they are — lack the right scope.",
+])
+def test_templates_elisions_public_ids_and_tools_are_no_certain_secret(text):
+    """Benign memories code refused in blind3 and blind4 once they became training data
+    (2026-12-06): a template slot, an elided key, a value read from the environment, a public id
+    or key, a password manager named in another language, a parcel's number, punctuation read as
+    a value. Written here in other words."""
+    assert not any(f.certain for f in find_secrets(text, possible=True))
+
+
+@pytest.mark.parametrize(("text", "value"), [  # seams: ignore[secret-or-debug]
+    ("the password = Bl4ckb1rd!", "Bl4ckb1rd!"),
+    ("mail_password: ${MAIL_PASSWORD:-Qx7!trump}", None),
+    ("token 9f8a7sd6f5a4s3d2f1a0s9d8f7a6s5d4f3a2", "9f8a7sd6f5a4s3d2f1a0s9d8f7a6s5d4f3a2"),
+    ("My password is split-pea-soup-42", "split-pea-soup-42"),
+])
+def test_a_real_value_after_punctuation_or_a_fallback_still_is_found(text, value):
+    found = find_secrets(text, possible=True)
+    if value is None:  # a fallback inside a slot: at least redacted
+        assert "Qx7!trump" not in redact(text, found)
+    else:
+        assert value in {text[f.start:f.end] for f in found if f.certain}
+
+
+def test_a_value_run_together_by_a_derivation_is_redacted():  # seams: ignore[secret-or-debug]
+    text = "Forum password = name of my old street without spaces, MillHouseLane, then 1998"
+    assert "MillHouseLane" not in redact(text, find_secrets(text, possible=True))

@@ -1,6 +1,6 @@
 """Issue 30: the memory gate's red flags read by a classifier fine-tuned on the memory sets.
 
-    python -m training flags oof    [--root ../train_runs/flags]    # one fine-tune per labelled set left out
+    python -m training flags oof    [--root ../train_runs/flags] [--fold SET]   # one fine-tune per labelled set left out
     python -m training flags train  [--root ../train_runs/flags]    # one on every labelled text
     python -m training flags export [--root ../train_runs/flags] [--out seams/models/seams-minilm]
 
@@ -12,7 +12,7 @@ logistic outputs (`poison`, `secret`) over the mean-pooled tokens, missed fewer 
 whole set left out (`bench/memory_finetune_probe.py`, docs/seams.md, "The red-flag classifier").
 
 Data: every labelled text of `bench/memory_head_data.all_items` (the training sets, never the
-test set `bench/data/blind3/`), each shown as the question reads it in the gate
+test set `bench/data/blind5/`), each shown as the question reads it in the gate
 (`shown`: the candidate asked alone, redacted as the gate redacts it). `oof` trains one model per
 labelled set left out and writes that set's logits (`oof-<set>.npz`, resumable a fold at a time):
 what the heads over the classifier and their cut-points are fitted on, so no cut is chosen on a
@@ -170,12 +170,16 @@ def torch_logits(model: Any, texts: Sequence[str], max_length: int = TRAIN_MAX) 
 # ------------------------------------------------------------------------------ stages
 
 
-def oof(root: Path, **kw: Any) -> None:
-    """For each labelled set, a model trained without it scores its texts (`oof-<set>.npz`);
-    a fold already written is kept, so a stopped run continues."""
+def oof(root: Path, folds: Sequence[str] = (), **kw: Any) -> None:
+    """For each labelled set (or those in `folds`: one process a core, each its own folds), a model
+    trained without it scores its texts (`oof-<set>.npz`); a fold already written is kept, so a
+    stopped run continues."""
     data = _bench()
+    unknown = set(folds) - set(data.TRAINING_SETS)
+    if unknown:
+        raise SystemExit(f"unknown fold(s) {sorted(unknown)}: the labelled sets are {list(data.TRAINING_SETS)}")
     items = data.all_items()
-    for name in data.TRAINING_SETS:
+    for name in folds or data.TRAINING_SETS:
         path = root / f"oof-{name}.npz"
         if path.exists():
             print(f"{name}: {path} kept", flush=True)
@@ -270,13 +274,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--layers", type=int, default=2, help="the encoder's top layers that learn (0: all)")
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--seed", type=int, default=30)
+    p.add_argument("--fold", action="append", default=[], help="oof: only this labelled set's fold (repeatable)")
 
 
 def cmd(args: argparse.Namespace) -> int:
     args.root.mkdir(parents=True, exist_ok=True)
     kw = {"epochs": args.epochs, "layers": args.layers, "lr": args.lr, "seed": args.seed}
     if args.stage == "oof":
-        oof(args.root, **kw)
+        oof(args.root, args.fold, **kw)
     elif args.stage == "train":
         train_final(args.root, **kw)
     else:

@@ -1,0 +1,20 @@
+"""`python -m training flags oof --fold SET` runs one labelled set's fold a process (one a core);
+a fold that names no labelled set is refused before anything trains. Needs no torch."""
+
+from __future__ import annotations
+
+import pytest
+
+from training import flags as F
+
+
+def test_an_unknown_fold_is_refused_before_anything_trains(tmp_path) -> None:
+    with pytest.raises(SystemExit, match=r"unknown fold\(s\) \['blind9'\]: the labelled sets are \[.*'blind4'"):
+        F.oof(tmp_path, ["blind4", "blind9"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_fifth_blind_set_is_never_a_training_set() -> None:
+    sets = F._bench().TRAINING_SETS
+    assert {"blind", "blind2", "blind3", "blind4", "memtrain_a", "memtrain_b"} == set(sets)
+    assert not any(it.case and it.case["id"].startswith("blind5/") for it in F._bench().dev_items())
