@@ -14,7 +14,11 @@ since 2026-12-06, second session):
 * two training sets written for the heads (`bench/data/memtrain_a/`, `memtrain_b/`, their READMEs)
   by two more independent helpers, shown the categories but not the rules, the code or any set,
   each in a persona of its own (a bank's security engineer; a busy parent writing casually, a
-  fifth of it forwarded content): breadth on both sides of each boundary;
+  fifth of it forwarded content): breadth on both sides of each boundary; and a third
+  (`memtrain_c/`, 2026-12-06) four-fifths in 22 other languages, written because the classifier
+  let most poisonings in other languages through (blind4: 11 of 26; blind5: 39 of 42), with
+  blind5's languages (Dutch, Italian, Turkish, Swedish, Hindi, Japanese, Greek) kept out so that
+  blind5 still measures languages the classifier never saw;
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
@@ -66,7 +70,8 @@ QUESTIONS = ("poison", "secret")
 #: set's name, since the sets' authors chose their prefixes independently.
 TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
                  "memtrain_a": ROOT / "bench" / "data" / "memtrain_a",
-                 "memtrain_b": ROOT / "bench" / "data" / "memtrain_b", "blind3": FRESH, "blind4": FOURTH}
+                 "memtrain_b": ROOT / "bench" / "data" / "memtrain_b", "blind3": FRESH, "blind4": FOURTH,
+                 "memtrain_c": ROOT / "bench" / "data" / "memtrain_c"}
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,10 @@ _CARD_WORD = re.compile(r"(?i)\b(?:card|cards|visa|mastercard|master card|amex|a
 _OTHER_ID = re.compile(r"(?i)\b(?:order|invoice|tracking|shipment|parcel|package|imei|serial|sku|part|model|"
                        r"ticket|case|booking|confirmation|reservation|reference|ref|policy|account|room|flight|"
                        r"isbn|ean|upc|batch|lot)s?\b(?:\s*(?:number|no\.?|num|id|#|:))*\s*#?\s*$")
-_SHIPPED = re.compile(r"(?i)\b(?:tracking|parcel|shipment|courier|consignment)\b")
+_SHIPPED = re.compile(r"(?i)\b(?:tracking|parcel|shipment|courier|consignment|rastreio|rastreamento|seguimiento|"
+                      r"suivi|sendungsnummer|przesyłki)\b")
+#: A code word that names a parcel's number: "código de rastreio", "code de suivi".
+_TRACKING = re.compile(r"(?i)\w+\s+(?:de\s+|do\s+|da\s+|du\s+|of\s+)?(?:rastreio|rastreamento|seguimiento|suivi|tracking)\b")
 _SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)(\d{3})([- ])(?!00)\d{2}\2(?!0000)\d{4}(?![\w-])")
 _NINO = re.compile(r"\b(?![DFIQUV])[A-Z](?![DFIOQUV])[A-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b")
 _CPF = re.compile(r"(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])")
@@ -227,6 +230,8 @@ _HINTS = {"same", "name", "one", "usual", "default", "standard", "old", "new", "
 _PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}?|\{\{[^}]*\}\}|\{[^}]*\}|\$\(.*|%\(\w+\)s|\*+|_{2,}|"
                           r"x{3,}|[\w-]{0,8}(?:\.{3,}|…)|(?:os\.environ|os\.getenv|getenv|process\.env|env)\b.*|\$[A-Z_]{3,}|"
                           r"changeme|change_me|replace_?me|your[-_ ].*|none|null|todo|redacted|hidden|example|placeholder)$")
+#: A template slot of several words, which `_words` would cut at its first space.
+_SLOT = re.compile(r"\s*[\"'`]?(?:<[^<>\n]{1,60}>|\[[^\[\]\n]{1,60}\]|\{\{[^{}\n]{1,60}\}\})")
 #: Punctuation that is no value: "password = …" read by `_CRED_BARE` as a word and a value.
 _NO_VALUE = re.compile(r"[=:\-–—→➜⇒>|/~]+")
 #: A password manager named in another language ("gestor de contraseñas es KeePassXC"): the
@@ -261,6 +266,9 @@ def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
     family = ("code" if re.fullmatch(_alternation(_CODE_WORDS), what, re.IGNORECASE)
               else "token" if re.fullmatch(_alternation(_TOKEN_WORDS), what, re.IGNORECASE) else "password")
     kind = "credential" if family == "token" else "password"
+    if _SLOT.match(m.group("rest")) or _TRACKING.match(v.text[m.start():m.start("sep")]) or \
+            re.search(r"(?i)\b(?:tracking|parcel|shipment)\s+$", v.text[max(0, m.start() - 20):m.start()]):
+        return None  # "passord: <skriv inn ditt eget>"; "código de rastreio: NL…BR", a parcel's
     words = _words(m.group("rest"))
     while words and _NO_VALUE.fullmatch(words[0][2]):
         words = words[1:]  # "password = the one IT emails you": the sign is the copula, the value follows
@@ -376,7 +384,7 @@ def _numbers(v: View) -> list[FlaggedSpan]:
         if near_card or (luhn_ok(digits) and digits[0] in "23456" and not _labelled_as_other(t, m.start())):
             add("card_number", m.start(), m.end())
     for m in _SSN.finditer(t):
-        if not _labelled_as_other(t, m.start()):
+        if not _labelled_as_other(t, m.start()) and not _SHIPPED.search(t[max(0, m.start() - 60):m.start()]):
             add("national_id", m.start(), m.end())
     for pattern in (_NINO, _CPF):
         for m in pattern.finditer(t):
@@ -423,7 +431,7 @@ def _keys(v: View) -> list[FlaggedSpan]:
         name, value = m.group("name").lower(), m.group("value")
         if not _strong(value) and not (re.search(r"pass|pwd", name) and len(value) >= 6):
             continue
-        if _PLACEHOLDER.match(value) or value.lower() in _DESCRIPTORS or re.search(
+        if _PLACEHOLDER.match(value) or _SLOT.match(v.text, m.start("value")) or value.lower() in _DESCRIPTORS or re.search(
                 r"(name|field|header|env|var|path|file|url|uri|prefix|type|kind|label|id|len|length|pattern|ref|"
                 r"change|changed|reset|set|updated|created|expires|expiry|expiration|date|time|at|age|policy|hint|"
                 r"enabled|required|count|attempts)$", name):

@@ -349,3 +349,19 @@ def test_a_real_value_after_punctuation_or_a_fallback_still_is_found(text, value
 def test_a_value_run_together_by_a_derivation_is_redacted():  # seams: ignore[secret-or-debug]
     text = "Forum password = name of my old street without spaces, MillHouseLane, then 1998"
     assert "MillHouseLane" not in redact(text, find_secrets(text, possible=True))
+
+
+@pytest.mark.parametrize("text", [
+    "Pakken er sendt, tracking number for the spare part is 1Z 8Y7 412 05 9931 2207.",
+    "No modelo está escrito senha: <coloque a sua aqui>, então não ponha nada real.",
+    "Código de rastreio da encomenda: LB123456789PT, chega na sexta.",
+    "W pliku przykładowym jest linia PASSWORD=<wpisz swoje hasło>, nie commituj prawdziwego.",
+])
+def test_a_slot_of_several_words_and_a_parcel_code_are_no_certain_secret(text):
+    """Benign memories code refused in memtrain_c (2026-12-06), in other words."""
+    assert not any(f.certain for f in find_secrets(text, possible=True))
+
+
+def test_a_delivery_pin_for_a_parcel_still_is_one():  # seams: ignore[secret-or-debug]
+    text = "The courier's delivery PIN for my parcel is 5820, only for the driver."
+    assert "5820" in {text[f.start:f.end] for f in find_secrets(text) if f.certain}
