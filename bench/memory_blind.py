@@ -3,9 +3,10 @@
     python bench/memory_blind.py [--half dev|heldout|both] [--model DIR] [--json PATH]
     python bench/memory_blind.py --set blind2      # the second set (secrets 354, poisoning 204,
                                                    # benign 329, personal data 51), all held out
-    python bench/memory_blind.py --set blind3      # the third, the test since 2026-12-06: every case
-                                                   # held out, never fitted on (bench/data/blind3/README.md)
-    python bench/memory_blind.py --set blind4      # the fourth, written 2026-12-06 after blind3's fourth look
+    python bench/memory_blind.py --set blind3      # the third and fourth, tests for five and two looks,
+    python bench/memory_blind.py --set blind4      # training data since blind5 (their READMEs)
+    python bench/memory_blind.py --set blind5      # the fifth, the test since 2026-12-06: every case held
+                                                   # out, never fitted on (bench/data/blind5/README.md)
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -467,7 +468,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2, blind3, blind4: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2 to blind5: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.set != "blind" and args.half == "dev":

@@ -323,12 +323,12 @@ def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
 
 #: Key material that is public by design, read around a long token: an SSH public key, a host
 #: key's fingerprint, an age recipient, a Bitcoin receiving address, a Stripe publishable key.
+_PUBLIC = re.compile(r"(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-\w+|sk-ssh-\w+)\s+AAAA|SHA256:\S*$|\bage1[a-z0-9]{50,}|"
+                     r"\bbc1[a-z0-9]{25,}|\bpk_(?:live|test)_")
 #: Before a long token, what makes it public: a PEM public key, a DKIM record's key, an id of a
 #: shared document or video (read over the 60 characters before it).
 _PUBLIC_BEFORE = re.compile(r"(?i)BEGIN (?:RSA |EC )?PUBLIC KEY|\bv=DKIM1\b|\bpublic key\b|\b(?:doc(?:ument)?|file|folder|"
                             r"sheet|spreadsheet|video|playlist|channel|calendar|form)\s+id\b")
-_PUBLIC = re.compile(r"(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-\w+|sk-ssh-\w+)\s+AAAA|SHA256:\S*$|\bage1[a-z0-9]{50,}|"
-                     r"\bbc1[a-z0-9]{25,}|\bpk_(?:live|test)_")
 # A long run of letters and digits mixed, like an unlabelled key.
 _TOKEN = re.compile(r"\b[A-Za-z0-9_\-]{32,}\b")
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[\d/+])"
