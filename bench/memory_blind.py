@@ -5,8 +5,9 @@
                                                    # benign 329, personal data 51), all held out
     python bench/memory_blind.py --set blind3      # the third and fourth, tests for five and two looks,
     python bench/memory_blind.py --set blind4      # training data since blind5 (their READMEs)
-    python bench/memory_blind.py --set blind5      # the fifth, the test since 2026-12-06: every case held
-                                                   # out, never fitted on (bench/data/blind5/README.md)
+    python bench/memory_blind.py --set blind5      # the fifth, the test for two looks, training data since blind6
+    python bench/memory_blind.py --set blind6      # the sixth, the test since 2026-12-06 (third session): every
+                                                   # case held out, never fitted on (bench/data/blind6/README.md)
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -83,9 +84,16 @@ FOURTH = ROOT / "bench" / "data" / "blind4"
 #: The fifth (`bench/data/blind5/`, its README): written by a fifth independent helper on
 #: 2026-12-06 (a night-shift nurse and parent in a Dutch/Italian/Turkish household who runs a small
 #: ceramics shop: dictated and chat-style texts, a quarter in other languages), frozen before any
-#: look. It is the test now: never fitted on and never read item by item.
+#: look. It was the test for two looks, never read item by item; since blind6 was written it is
+#: training data.
 FIFTH = ROOT / "bench" / "data" / "blind5"
-SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH}
+#: The sixth (`bench/data/blind6/`, its README): written by a sixth independent helper on
+#: 2026-12-06 (a freelance translator and volunteer firefighter in Berlin, in a Spanish, German,
+#: Polish and Hebrew-speaking family, treasurer of an allotment association who lets a holiday
+#: flat; 38-55 % of each file in other languages, every case naming its `lang`), frozen before any
+#: look. It is the test now: never fitted on and never read item by item.
+SIXTH = ROOT / "bench" / "data" / "blind6"
+SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH, "blind6": SIXTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -264,6 +272,18 @@ def _detail(h: str) -> bool:
     return h == "dev"
 
 
+def _by_language(rows: list[dict[str, Any]], failed: str) -> dict[str, dict[str, int]]:
+    """Per the cases' `lang` (sets from blind6 on name each text's language): how many of each
+    language `failed` (a row key set by the caller), so English and other languages read apart."""
+    cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in rows:
+        lang = row["case"].get("lang")
+        if lang is not None:
+            cells[lang][0] += bool(row[failed])
+            cells[lang][1] += 1
+    return {k: {failed: v[0], "total": v[1]} for k, v in sorted(cells.items(), key=lambda kv: (kv[0] != "en", kv[0]))}
+
+
 def _secrets(rows: list[dict[str, Any]], h: str) -> dict[str, Any]:
     cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     misses, by_code = [], 0
@@ -281,7 +301,7 @@ def _secrets(rows: list[dict[str, Any]], h: str) -> dict[str, Any]:
     return {"total": len(rows), "persisted": sum(v[0] for v in cells.values()), "decided_by_code": by_code,
             "outcomes": dict(Counter(r["outcome"] for r in rows)),
             "by_category": {k: {"persisted": v[0], "total": v[1]} for k, v in sorted(cells.items())},
-            "failures": misses}
+            "by_language": _by_language(rows, "leaked"), "failures": misses}
 
 
 def _poisoning(rows: list[dict[str, Any]], h: str) -> dict[str, Any]:
@@ -291,14 +311,15 @@ def _poisoning(rows: list[dict[str, Any]], h: str) -> dict[str, Any]:
         c = row["case"]
         cells[c["category"]][1] += 1
         by_code += row["by_code"]
-        if row["memory"] is not None and row["memory"].current:
+        row["admitted"] = row["memory"] is not None and row["memory"].current
+        if row["admitted"]:
             cells[c["category"]][0] += 1
             if _detail(h):
                 misses.append({"id": c["id"], "category": c["category"], "flags": row["flags"], "text": c["text"]})
     return {"total": len(rows), "admitted_as_current": sum(v[0] for v in cells.values()), "decided_by_code": by_code,
             "outcomes": dict(Counter(r["outcome"] for r in rows)),
             "by_category": {k: {"admitted": v[0], "total": v[1]} for k, v in sorted(cells.items())},
-            "failures": misses}
+            "by_language": _by_language(rows, "admitted"), "failures": misses}
 
 
 def _benign(rows: list[dict[str, Any]], h: str) -> dict[str, Any]:
@@ -309,6 +330,7 @@ def _benign(rows: list[dict[str, Any]], h: str) -> dict[str, Any]:
     for row in rows:
         c = row["case"]
         admitted = row["memory"] is not None and row["memory"].current
+        row["not_admitted"] = not admitted
         n["total"] += 1
         looks[c["looks_like"]][1] += 1
         cats[c["category"]][1] += 1
@@ -331,7 +353,7 @@ def _benign(rows: list[dict[str, Any]], h: str) -> dict[str, Any]:
             "stored_redacted": n["stored_redacted"],
             "by_looks_like": {k: {"not_admitted": v[0], "total": v[1]} for k, v in sorted(looks.items())},
             "by_category": {k: {"not_admitted": v[0], "total": v[1]} for k, v in sorted(cats.items()) if v[0]},
-            "false_refusals": refusals}
+            "by_language": _by_language(rows, "not_admitted"), "false_refusals": refusals}
 
 
 def _pii(rows: list[dict[str, Any]], h: str) -> dict[str, Any]:
@@ -400,6 +422,13 @@ def _curve(secrets: list[dict[str, Any]], poisons: list[dict[str, Any]], benign:
     return out
 
 
+def _print_languages(by_language: dict[str, dict[str, int]], failed: str) -> None:
+    if by_language:
+        other = [c for k, c in by_language.items() if k != "en"]
+        print(f"  by language ({failed}): other than English {sum(c[failed] for c in other)}/"
+              f"{sum(c['total'] for c in other)}; " + ", ".join(f"{k} {c[failed]}/{c['total']}" for k, c in by_language.items()))
+
+
 def _print(report: dict[str, Any]) -> None:
     print(f"set {report['set']}; model {report['model']}; rubric heads: {', '.join(report['heads']) or 'none'}; MemoryGate pii default: {report['pii_default']}; split seed {report['seed']!r}")
     for h, r in report["halves"].items():
@@ -410,12 +439,14 @@ def _print(report: dict[str, Any]) -> None:
         for cat, c in s["by_category"].items():
             if c["persisted"] or _detail(h):
                 print(f"  {cat:28} {c['persisted']}/{c['total']}")
+        _print_languages(s["by_language"], "leaked")
         p = r["poisoning"]
         print(f"poisoning: {p['admitted_as_current']}/{p['total']} admitted as current; decided by code "
               f"{p['decided_by_code']}; outcomes {p['outcomes']}")
         for cat, c in p["by_category"].items():
             if c["admitted"] or _detail(h):
                 print(f"  {cat:28} {c['admitted']}/{c['total']}")
+        _print_languages(p["by_language"], "admitted")
         b = r["benign"]
         print(f"benign: {b['held'] + b['refused']}/{b['total']} not admitted ({b['not_admitted_rate']:.1%}): "
               f"held {b['held']} (code {b['held_by_code']}, model {b['held_by_model']}), refused {b['refused']} "
@@ -424,6 +455,7 @@ def _print(report: dict[str, Any]) -> None:
             print(f"  looks like {k:10} {c['not_admitted']}/{c['total']}")
         for k, c in b["by_category"].items():
             print(f"  {k:28} {c['not_admitted']}/{c['total']}")
+        _print_languages(b["by_language"], "not_admitted")
         for setting, q in r["pii"].items():
             outcomes = {k.removeprefix("outcome_"): v for k, v in q.items() if k.startswith("outcome_")}
             print(f"pii ({setting}): {q['total']} cases; outcomes {outcomes}; stored as given {q['stored_as_given']}; "
@@ -468,7 +500,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2 to blind5: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2 to blind6: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.set != "blind" and args.half == "dev":

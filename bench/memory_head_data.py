@@ -3,14 +3,14 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the fifth blind set (`bench/data/blind5/`, the test
-since 2026-12-06, second session):
+Where the labels come from, none of them the sixth blind set (`bench/data/blind6/`, the test
+since 2026-12-06, third session):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
   the test until the second was written, and the second (`bench/data/blind2/`) until the third
-  was, the third and fourth (blind3, blind4) until the fifth was: each set is fitted on once a
-  fresher one has taken its place;
+  was, the third and fourth (blind3, blind4) until the fifth was, the fifth (blind5) until the
+  sixth was: each set is fitted on once a fresher one has taken its place;
 * two training sets written for the heads (`bench/data/memtrain_a/`, `memtrain_b/`, their READMEs)
   by two more independent helpers, shown the categories but not the rules, the code or any set,
   each in a persona of its own (a bank's security engineer; a busy parent writing casually, a
@@ -18,7 +18,11 @@ since 2026-12-06, second session):
   (`memtrain_c/`, 2026-12-06) four-fifths in 22 other languages, written because the classifier
   let most poisonings in other languages through (blind4: 11 of 26; blind5: 39 of 42), with
   blind5's languages (Dutch, Italian, Turkish, Swedish, Hindi, Japanese, Greek) kept out so that
-  blind5 still measures languages the classifier never saw;
+  blind5 still measures languages the classifier never saw; and a fourth (`memtrain_d/`,
+  2026-12-06) in blind5's seven languages and eight more, with blind6's (Hebrew, Spanish,
+  German, Polish, Catalan) kept out for the same reason. (The shipped classifier and heads were
+  fitted before blind5 and memtrain_d joined, on the seven sets before them: a retrain on all
+  nine ranked blind6's secrets worse and was not shipped, docs/seams.md.)
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
@@ -50,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from memory_blind import FOURTH, FRESH, SECOND, load  # noqa: E402
+from memory_blind import FIFTH, FOURTH, FRESH, SECOND, load  # noqa: E402
 
 from seams.builtin.memory import NOTHING_STORED  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
@@ -71,7 +75,8 @@ QUESTIONS = ("poison", "secret")
 TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
                  "memtrain_a": ROOT / "bench" / "data" / "memtrain_a",
                  "memtrain_b": ROOT / "bench" / "data" / "memtrain_b", "blind3": FRESH, "blind4": FOURTH,
-                 "memtrain_c": ROOT / "bench" / "data" / "memtrain_c"}
+                 "memtrain_c": ROOT / "bench" / "data" / "memtrain_c", "blind5": FIFTH,
+                 "memtrain_d": ROOT / "bench" / "data" / "memtrain_d"}
 
 
 @dataclass(frozen=True)

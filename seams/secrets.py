@@ -161,14 +161,21 @@ def _alternation(words: tuple[str, ...]) -> str:
 _COPULA = fold(r"(?:\s*(?:is|was|are|is now|is still|is set to|will be|->|=>|-+>|→|➜|⇒|-|–|—|ist|lautet|est|es|é|e|è|era|är|"
            r"er|jest)(?=[\s\"'`]|$)|\s*(?:是|为|は|는|은)|\s*[:=])\s*")
 _QUALIFIER = fold(r"(?:\s+(?:for|to|of|on|at|in|from|into|de|du|des|d'|pour|fur|furs|fürs|zum|zur|für|del|para|da|do|di|van|till|"
-              r"til|для|от|на)(?:\s+[^\s.,;:!?=]+){1,4}?)?")
+              r"til|для|от|на)(?:\s+[^\s.,;:!?=()]+(?![^\s.,;:!?=()])){1,6}?(?:\s*\([^)]{1,40}\))?)?")
+# whole words ("his" is no "h" + "is"), then maybe a remark in brackets: "the passphrase for the
+# old laptop (two words): ...", "the password of the kids tablet parental controls: ..."
 _CRED_WORD = (rf"(?i)(?<![A-Za-z0-9])(?P<what>{_alternation(_PASSWORD_WORDS)}|{_alternation(_CODE_WORDS)}|"
               rf"{_alternation(_TOKEN_WORDS)})(?:s|e|en)?(?![A-Za-z])")
+_CRED_WORD_RE = re.compile(_CRED_WORD)
 #: A credential word, what it is for, a copula or a colon, and what follows: "the passcode to the
 #: office door is 7391", "mot de passe : soleil2024".
 _CRED = re.compile(rf"{_CRED_WORD}(?:\s*\((?:[^)]{{1,30}})\))?{_QUALIFIER}(?P<sep>{_COPULA})(?P<rest>.{{0,120}})")
 #: A credential word and a value straight after it ("pw Tr0ub4dor&3"): only a strong value counts.
 _CRED_BARE = re.compile(rf"{_CRED_WORD}(?P<sep>\s+)(?P<rest>.{{0,120}})")
+# "I set my master password to seven crooked bridges": "to" is the copula after a verb of setting
+# (checked before the credential word in `find_secrets`; a global (?i) must lead the pattern)
+_CRED_SET = re.compile(rf"{_CRED_WORD}{_QUALIFIER}(?P<sep>\s+(?:to|into)\s+)(?P<rest>.{{0,120}})")
+_SET_VERB = re.compile(r"(?i)\b(?:set|sets|setting|changed?|changes|changing|reset|resets|updated?|switched)\b[^.;!?\n]{0,40}$")
 # "hunter2 is my password", "use Tr0ub4dor&3 as the password"
 _CRED_BEFORE = re.compile(
     rf"(?i)(?P<value>[^\s\"'`]{{3,}})[\"'`]?\s+(?:is|was|as)\s+(?:my|the|our|his|her|their|your)\s+"
@@ -216,6 +223,8 @@ _DESCRIPTORS = {
     "cambiada", "geandert", "expiree", "caducada", "vencida", "errada", "curta", "forte", "debole", "breve",
     "it", "he", "she", "they", "we", "i", "you", "below", "above", "attached", "following", "where", "how",
     "why", "whose",
+    # where to get it, not what it is: "Password: ask Sanne"
+    "ask", "see", "check", "call", "text",
     # how a secret is kept, not what it is: "my seed phrase is split across two safe deposit boxes"
     "split", "divided", "spread", "sealed", "locked away",
     # quantifiers: "my passwords are all at least 20 characters", "both are in the manager"
@@ -227,7 +236,7 @@ _HINTS = {"same", "name", "one", "usual", "default", "standard", "old", "new", "
           "initials", "street", "postcode", "anniversary", "nickname", "code", "pet", "dog", "cat", "wifi"}
 #: A value that stands for one: a template slot ("{{temp_password}}", "${SMTP_PASSWORD}", cut
 #: short or not), an elided key ("sk-..."), a read from the environment, a filler word.
-_PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}?|\{\{[^}]*\}\}|\{[^}]*\}|\$\(.*|%\(\w+\)s|\*+|_{2,}|"
+_PLACEHOLDER = re.compile(r"(?i)^(?:\[[\w -]+\]|<[^>]*>|\$\{[^}]*\}?|\{\{[^}]*\}\}|\{[^}]*\}|\$\(.*|%\(\w+\)s|[*•●·∙⋅]+|_{2,}|"
                           r"x{3,}|[\w-]{0,8}(?:\.{3,}|…)|(?:os\.environ|os\.getenv|getenv|process\.env|env)\b.*|\$[A-Z_]{3,}|"
                           r"changeme|change_me|replace_?me|your[-_ ].*|none|null|todo|redacted|hidden|example|placeholder)$")
 #: A template slot of several words, which `_words` would cut at its first space.
@@ -298,8 +307,9 @@ def _credential(v: View, m: re.Match[str]) -> FlaggedSpan | None:
         return None  # a key or token is never a plain word; without a copula, only a strong value counts
     if low in _DETERMINERS:
         rest = [w for _, _, w in words[1:]]
-        if not rest or rest[0].lower() in _HINTS or all(w.lower() in _DESCRIPTORS for w in rest):
-            return None
+        if not rest or rest[0].lower() in _HINTS or all(w.lower() in _DESCRIPTORS for w in rest) or \
+                _CRED_WORD_RE.fullmatch(rest[0]):
+            return None  # ... or "change my password to a passphrase": a kind of secret, not one
         return found(s0, words[-1][1], certain=False)  # "the passphrase is the quick brown fox"
     if low in _DESCRIPTORS:
         rest = [w.lower() for _, _, w in words[1:]]
@@ -380,6 +390,8 @@ def _numbers(v: View) -> list[FlaggedSpan]:
         digits = re.sub(r"\D", "", m.group())
         if not 13 <= len(digits) <= 19 or len(set(digits)) == 1:
             continue
+        if len(set(re.findall(r"[ ._/-]", m.group()))) > 1 and re.match(r"\d{1,5}\.\d{2}\s", m.group()):
+            continue  # "28.00 1184720932": a price, then a listing's id, not one number
         near_card = bool(_CARD_WORD.search(t[max(0, m.start() - 40):m.start()]))
         if near_card or (luhn_ok(digits) and digits[0] in "23456" and not _labelled_as_other(t, m.start())):
             add("card_number", m.start(), m.end())
@@ -403,7 +415,8 @@ def _numbers(v: View) -> list[FlaggedSpan]:
         if _iban_ok(m.group()):
             add("bank_account", m.start(), m.end())
     for m in _BANK.finditer(t):
-        add("bank_account", m.start("value"), m.end("value"))
+        if len(set(re.sub(r"\D", "", m.group("value")))) > 1:  # "NLxx XXXX 0000 0000 00": a template's zeros
+            add("bank_account", m.start("value"), m.end("value"))
     for m in _IBAN_SAID.finditer(t):
         add("bank_account", m.start("value"), m.end("value"))
     return found
@@ -615,7 +628,10 @@ def _seed_phrases(v: View) -> list[FlaggedSpan]:
 
 
 _CARD_NEAR = re.compile(r"(?i)\b(?:card|cards|visa|mastercard|master\s?card|maestro|amex|american express|discover|"
-                        r"diners|jcb|unionpay|debit|credit|barclaycard|\w+card)\b")
+                        r"diners|jcb|unionpay|debit|credit|barclaycard|\w+card|"
+                        # the word for a card in other languages (matched folded: "kártya" as "kartya")
+                        r"kart|karta|karte|kaart|kort|kortet|carte|carta|tarjeta|cartao|kartya|kortti|karti|"
+                        r"bankpas|pinpas|betaalpas|bankkaart|betaalkaart|creditkaart|bankkort|bankkarte|kreditkarte)\b")
 #: What names a card's security code, in words: the code is then certain ("the three digits on the
 #: back are 4 1 7", "the number on the signature strip: 460").
 _CVV_SAID = re.compile(
@@ -624,13 +640,18 @@ _CVV_SAID = re.compile(
     r"(?:\w+\s+)?card)\b")
 #: The same in words that name it only beside a card ("the Amex's four-digit code is 2290").
 _CVV_NEAR_CARD = re.compile(r"(?i)\b(?:security\s+(?:code|number|digits)|verification\s+(?:code|value|number)|"
-                            r"(?:three|four|3|4)[- ]digits?(?:\s+(?:security\s+)?(?:code|number))?)\b")
+                            r"(?:three|four|3|4)[- ]digits?(?:\s+(?:security\s+)?(?:code|number))?|"
+                            r"guvenlik\s+kodu|codice\s+di\s+sicurezza|codigo\s+de\s+seguridad|codigo\s+de\s+seguranca|"
+                            r"cryptogramme|code\s+de\s+securite|beveiligingscode|veiligheidscode|prufnummer|"
+                            r"sicherheitscode|kod\s+zabezpieczajacy|sakerhetskod|kontrollsiffror)\b")
 #: A card's security code after it: three or four digits, maybe spaced or dashed out ("8 3 1").
 _CVV_VALUE = re.compile(r"(?<!\d)(?<!\d[/.,:-])(?:\d{3,4}|\d(?:[ -]\d){2,3})(?!\d|[/.,:-]\d|\s?(?:%|am|pm|kg|km|mph|ml|gb|mb)\b)")
 #: A card's expiry date: MM/YY, MM/YYYY, MM-YY.
 _EXPIRY = re.compile(r"(?<![\d/.-])(?:0[1-9]|1[0-2])\s?[/-]\s?(?:\d{2}|20\d{2})(?![\d/.-])")
 _EXPIRY_SAID = re.compile(r"(?i)\b(?:exp(?:iry|ires|iring|iration)?|valid\s+(?:thru|through|until|till|to)|good\s+thru|"
-                          r"end\s+date)\b")
+                          r"end\s+date|scadenza|scade|son\s+kullanma|vervaldatum|geldig\s+tot|gultig\s+bis|ablauf\w*|"
+                          r"vencimiento|validade|valable\s+jusqu|wazna\s+do|giltig\s+till|utgangsdato|udlobsdato|"
+                          r"λ[ηn]ξ[ηn])\b")
 
 
 def _card_codes(v: View) -> list[FlaggedSpan]:
@@ -678,7 +699,8 @@ def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
     """
     v = view(text)
     found = _numbers(v) + _keys(v) + _seed_phrases(v) + _card_codes(v)
-    for m in [*_every(_CRED, v.text), *_every(_CRED_BARE, v.text)]:
+    setting = [m for m in _every(_CRED_SET, v.text) if _SET_VERB.search(v.text[max(0, m.start() - 60):m.start()])]
+    for m in [*_every(_CRED, v.text), *_every(_CRED_BARE, v.text), *setting]:
         f = _credential(v, m)
         if f is not None:
             found.append(f)
@@ -700,7 +722,55 @@ def find_secrets(text: str, *, possible: bool = False) -> list[FlaggedSpan]:
         found = [f for f in found if f.certain]
     else:
         found += _possible(v)
+        found += _logins(text, found)
     return _dedupe(found)
+
+
+#: Words for a sign-in name, in several languages ("gebruiker sk-nacht", "kullanıcı kleisanne").
+_USER_WORD = re.compile(r"(?i)\b(?:user(?:\s?name|\s?id)?|login(?:\s?name)?|account(?:\s?name)?|gebruiker(?:snaam)?|"
+                        r"kullan[ıi]c[ıi](?:\s+ad[ıi])?|utente|nome\s+utente|benutzer(?:name)?|usuario|utilisateur|"
+                        r"identifiant|anv[äa]ndar(?:e|namn)|brugernavn|brukernavn|u[żz]ytkownik|login\s?id|"
+                        r"χρ[ήη]στης|όνομα\s+χρ[ήη]στη|ユーザー名?|ユーザーid)\s*[:=]?\s*(?P<login>[\w.@+-]{3,60})"
+                        r"(?:\s+(?:en|and|und|e|y|ve|och|og|i)(?:\s+(?:dan|then|poi|dann|luego|sonra|sedan))?|"
+                        r"(?:\s+(?:en|and|und|e|y|ve|och|og|i)\b[^.;!?\n]{0,20})?\s+(?:pass(?:word)?|pw|pwd|ww|[şs]ifre|"
+                        r"parola|wachtwoord|passwort)(?:\s+(?:is|ist|è|e|es|är|er))?)?\s*[:=]?\s*$")
+#: A sign-in name just before a password: "skaya01 Nachtuil#7", "admin -> ...", "shopstats with ...".
+_LOGIN_BEFORE = re.compile(r"(?i)(?:^|(?<=[\s:>(|/,]))(?P<login>[\w.@+-]{3,60})(?P<sep>\s*(?:[:|+]|//?|->|→|=>)\s*|"
+                           r"\s+(?:with|and|then|en dan|en|e|und|dann|y|ve|och|og|pass(?:word)?|pw|pwd|ww|"
+                           r"[şs]ifre|parola|wachtwoord|passwort)\s*:?\s+|\s+)$")
+_PAIR_SEP = re.compile(r"\s+(?:[:|+/]|//|->|→|=>)\s+|\s*(?://|->|→|=>)\s*")
+_NOT_LOGINS = {"is", "are", "was", "ist", "es", "est", "är", "er", "e", "è", "é", "era", "jest", "now", "still", "set",
+               "to", "for", "of", "on", "at", "in", "from", "be", "use", "with", "and", "then", "code", "key", "pin",
+               "wifi", "wi-fi", "login", "user", "username", "password", "pass", "pw", "pwd", "it's", "its", "that's"}
+
+
+def _logins(text: str, found: list[FlaggedSpan]) -> list[FlaggedSpan]:
+    """The sign-in name given with a password found: a pair is one credential, and a password
+    redacted beside its user name still leaves the name that a guess needs. Possible, never
+    certain: redacted, not refused."""
+    out = []
+    for f in found:
+        if f.kind not in ("password", "credential"):
+            continue
+        before = text[max(0, f.start - 80):f.start]
+        m = _USER_WORD.search(before)
+        if m is None:
+            m = _LOGIN_BEFORE.search(before)
+            if m is None or m.group("login").lower() in _NOT_LOGINS | _DETERMINERS or _CRED_WORD_RE.fullmatch(m.group("login")):
+                continue
+            login = m.group("login")
+            # a plain word only before a pair's separator set off by spaces ("bellinihouse | ..."):
+            # "word: value" is a label and "keys with ..." a clause; otherwise a name shaped as one
+            # ("skaya01", "elif.bellini", an address)
+            sep = m.group("sep")
+            if not (_PAIR_SEP.fullmatch(sep) or re.search(r"[._@\d-]", login.strip(".-"))):
+                continue
+            if re.fullmatch(r"[\d.,:/-]+", login):  # a number, a date or a time: not a name
+                continue
+        a = f.start - len(before) + m.start("login")
+        if not any(g.start <= a < g.end for g in found):
+            out.append(FlaggedSpan("username", a, a + len(m.group("login")), certain=False))
+    return out
 
 
 _GENERIC = {"password", "credential", "token"}  # a vendor's or a number's own kind says more

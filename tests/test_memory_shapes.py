@@ -365,3 +365,78 @@ def test_a_slot_of_several_words_and_a_parcel_code_are_no_certain_secret(text):
 def test_a_delivery_pin_for_a_parcel_still_is_one():  # seams: ignore[secret-or-debug]
     text = "The courier's delivery PIN for my parcel is 5820, only for the driver."
     assert "5820" in {text[f.start:f.end] for f in find_secrets(text) if f.certain}
+
+
+# ------------------------------------------------- sign-in pairs and card words in other languages
+
+
+@pytest.mark.parametrize("text, login", [  # seams: ignore[secret-or-debug]
+    ("library app: jdoe_77 Leeszaal!42", "jdoe_77"),
+    ("the tax office portal is hendrik.visser // Belasting#2025", "hendrik.visser"),
+    ("streaming: casa.rossi@post.example.com Serie!Tv9", "casa.rossi@post.example.com"),
+    ("gym kiosk, gebruiker fitfam en dan Halter_Zwaar3", "fitfam"),
+    ("okul sistemi kullanıcı denizk şifre Okul!Bahar4", "denizk"),
+    ("printer admin page: printerboss | Toner%Leeg8", "printerboss"),
+])
+def test_the_name_given_with_a_password_is_redacted_too(text, login):
+    found = find_secrets(text, possible=True)
+    assert "username" in {f.kind for f in found}
+    kept = redact(text, found)
+    assert login not in kept and "[username]" in kept
+    assert not any(f.certain for f in found if f.kind == "username")  # redacted, never refused for it
+
+
+@pytest.mark.parametrize("text", [
+    "Our SSH config: User deploy and IdentityFile ~/.ssh/id_ed25519, no passwords.",
+    "I generate SSH keys with ed25519 these days.",
+    "Wireless settings: SSID CasaRossi, Channel: auto",
+    "Remember the login page moved to the new portal last week.",
+])
+def test_a_label_or_a_clause_before_a_value_is_no_user_name(text):
+    kept = redact(text, find_secrets(text, possible=True))
+    assert "[username]" not in kept
+
+
+@pytest.mark.parametrize("text, value", [  # seams: ignore[secret-or-debug]
+    ("bankkaart van oma, vervaldatum 11/27, bewaar dit", "11/27"),
+    ("la carta di credito: scadenza 03/28", "03/28"),
+    ("kredi kartı son kullanma 06/29 güvenlik kodu 318", "318"),
+    ("kredi kartı son kullanma 06/29 güvenlik kodu 318", "06/29"),
+])
+def test_card_dates_and_codes_named_in_other_languages_are_found(text, value):
+    assert value not in redact(text, find_secrets(text, possible=True))
+
+
+def test_a_date_beside_no_card_word_stays():
+    text = "the go-kart race moved to 09/28 because of rain"
+    assert redact(text, find_secrets(text, possible=True)) == text
+
+
+@pytest.mark.parametrize("text", [
+    "the guest wifi sign says Network: TuinhuisGast, Password: ask Jonas at the bar",
+    "our quote template has the account number 0000 0000 0000 until the client sends theirs",
+    "the app shows 'PIN: ●●●●' and a button to reveal it",
+    "price,sku 12.50\n5512345678901,red teapot",
+    "my niece keeps using her school password for her gaming account, which worries me",
+])
+def test_where_to_get_it_a_template_a_mask_a_price_and_a_pronoun_are_no_certain_secret(text):
+    assert _certain(text) == set()
+
+
+@pytest.mark.parametrize("text, value", [  # seams: ignore[secret-or-debug]
+    ("the passcode of the garden shed's padlock near the compost heap: Roos!77", "Roos!77"),
+    ("passphrase for the backup drive (three words): amber kettle forest", "amber kettle forest"),
+    ("I set the router admin password to lantern meadow orbit", "lantern meadow"),
+    ("changed the family NAS password to Zolder#Kast9 yesterday", "Zolder#Kast9"),
+])
+def test_a_long_qualifier_a_remark_in_brackets_and_a_set_password_still_find_the_value(text, value):
+    assert value not in redact(text, find_secrets(text, possible=True))
+
+
+@pytest.mark.parametrize("text", [
+    "remind me to change my password to a passphrase next week",
+    "I changed my password to something longer after the breach",
+    "set the wifi password to the one printed on the router",
+])
+def test_a_password_set_to_a_kind_of_secret_is_none(text):
+    assert redact(text, find_secrets(text, possible=True)) == text
