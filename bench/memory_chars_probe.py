@@ -1,0 +1,112 @@
+"""Probe (not shipped): does a model over characters, stacked with the red-flag classifier, rank
+blind6's poisonings and secrets better than the classifier alone? The classifier reads an English
+word-piece vocabulary, and most of what it lets through is in other languages (docs/seams.md).
+
+    python bench/memory_chars_probe.py [--flags-root ../train_runs/flags] [--retrained DIR]
+
+Per flag: character 2-5-grams (`char_wb`, hashed into 2^20 columns, l2-normed) and a logistic
+model over them, trained on every labelled text of the training sets
+(`memory_head_data.all_items`) but one set's cases, scoring that set (folds by set, as the heads
+are fitted); a stacker (logistic over the classifier's out-of-fold logit and the characters'
+out-of-fold logit) fitted on the same rows. The classifier's out-of-fold logits are the ones
+`python -m training flags oof` left in `--flags-root`; the stacker fitted on them is applied to
+the shipped classifier's logits on blind6 as well as to those of the classifier that wrote them
+(`--retrained`, a model directory holding its `flags.onnx`; skipped when not given).
+
+Printed: AUROC out of fold per training set; on blind6 (as the gate shows each text), AUROC
+overall and in other languages, and the positives missed (secrets: those code is not sure of)
+at the cut where 5, 10, 20, 40 or 80 of its 425 benign memories score above. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from memory_blind import SET_DIRS, load  # noqa: E402
+from memory_head_data import TRAINING_SETS, all_items, seen  # noqa: E402
+from sklearn.feature_extraction.text import HashingVectorizer  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.metrics import roc_auc_score  # noqa: E402
+
+from seams.judges.local import LocalJudge  # noqa: E402
+from seams.secrets import find_secrets  # noqa: E402
+from training.flags import DEFAULT_ROOT, NAMES, out_of_fold, shown  # noqa: E402
+
+CHARS = HashingVectorizer(analyzer="char_wb", ngram_range=(2, 5), n_features=2**20, alternate_sign=False, norm="l2")
+BUDGETS = (5, 10, 20, 40, 80)
+
+
+def _set(item: object) -> str:
+    case = getattr(item, "case", None)
+    return case["id"].split("/", 1)[0] if case is not None else ""
+
+
+def fit_flag(q: str, oof: dict[str, np.ndarray]) -> tuple[LogisticRegression, LogisticRegression]:
+    """The characters' model on every row, and the stacker on the out-of-fold columns; prints
+    the out-of-fold AUROC per set."""
+    rows = [it for it in all_items() if q in it.labels]
+    texts = [shown(it.text) for it in rows]
+    y = np.array([it.labels[q] for it in rows], int)
+    fold = np.array([_set(it) for it in rows])
+    flag = np.array([oof[t][NAMES.index(q)] if t in oof else np.nan for t in texts])
+    x = CHARS.transform(texts)
+    chars = np.full(len(rows), np.nan)
+    for k in TRAINING_SETS:
+        chars[fold == k] = LogisticRegression(max_iter=2000).fit(x[fold != k], y[fold != k]).decision_function(x[fold == k])
+    ok = (fold != "") & ~np.isnan(flag)
+    z = np.c_[flag, chars]
+    stacked = np.full(len(rows), np.nan)
+    for k in TRAINING_SETS:
+        tr, te = ok & (fold != k), ok & (fold == k)
+        stacked[te] = LogisticRegression().fit(z[tr], y[tr]).decision_function(z[te])
+    for k in TRAINING_SETS:
+        m = ok & (fold == k)
+        if len(set(y[m])) == 2:
+            print(f"  {q} {k:>10} out of fold AUROC: " + "  ".join(
+                f"{n} {roc_auc_score(y[m], c[m]):.3f}" for n, c in (("flag", flag), ("chars", chars), ("stacked", stacked))))
+    return LogisticRegression(max_iter=2000).fit(x, y), LogisticRegression().fit(z[ok], y[ok])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--flags-root", type=Path, default=DEFAULT_ROOT)
+    ap.add_argument("--shipped", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
+    ap.add_argument("--retrained", type=Path, default=None)
+    args = ap.parse_args()
+    oof = out_of_fold(args.flags_root)
+    b6 = load("both", SET_DIRS["blind6"])
+    cases = [(k, c) for k in ("secrets", "poisoning", "benign") for c in b6[k]]
+    kind = np.array([k for k, _ in cases])
+    foreign = np.array([c.get("lang", "en") != "en" for _, c in cases])
+    texts = [shown(seen(c["text"])) for _, c in cases]
+    code_sure = np.array([any(f.certain for f in find_secrets(c["text"])) for _, c in cases])
+    x6 = CHARS.transform(texts)
+    logits = {name: np.concatenate([LocalJudge(path).flag_logits(texts[i:i + 64]) for i in range(0, len(texts), 64)])
+              for name, path in (("shipped", args.shipped), ("retrained", args.retrained)) if path is not None}
+    for q, positive in (("poison", "poisoning"), ("secret", "secrets")):
+        chars_model, stacker = fit_flag(q, oof)
+        chars = chars_model.decision_function(x6)
+        cols = {"chars": chars}
+        for name, lg in logits.items():
+            cols[f"{name} flag"] = lg[:, NAMES.index(q)]
+            cols[f"{name} + chars"] = stacker.decision_function(np.c_[lg[:, NAMES.index(q)], chars])
+        pos = (kind == positive) & ~(code_sure if q == "secret" else np.zeros(len(kind), bool))
+        for name, col in cols.items():
+            benign = np.sort(col[kind == "benign"])[::-1]
+            sel, sel_f = (kind == positive) | (kind == "benign"), ((kind == positive) | (kind == "benign")) & foreign
+            missed = " ".join(f"{b}:{int((col[pos] < benign[b]).sum())}" for b in BUDGETS)
+            print(f"blind6 {q} {name:>18}: AUROC {roc_auc_score(kind[sel] == positive, col[sel]):.3f} "
+                  f"(other languages {roc_auc_score(kind[sel_f] == positive, col[sel_f]):.3f}); "
+                  f"missed of {int(pos.sum())} at benign above the cut {missed}")
+
+
+if __name__ == "__main__":
+    main()
