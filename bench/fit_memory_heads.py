@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ from seams.calibration.writeback import write_calibration  # noqa: E402
 from seams.instructions import find_instructions  # noqa: E402
 from seams.judges.head import Head, heads_digest  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
+from seams.judges.local.multilingual import encoder  # noqa: E402
 from seams.rubric import (
     Rubric,  # noqa: E402
     question_fingerprint,  # noqa: E402
@@ -109,10 +111,20 @@ SECRET_KEPT = 0.01
 #: that flag, fitted on the classifier's out-of-fold logits (`python -m training flags oof`: each
 #: labelled set scored by a classifier trained without it), so only the labelled sets' cases,
 #: which have such logits, are its rows. docs/seams.md, "The red-flag classifier".
-READS = "flag"
+#: Since 2026-12-06 (fourth session) they read `flag+text`: that logit, and multilingual-e5-small's
+#: embedding of the same text (`seams.judges.local.multilingual`, 384 columns at `TEXT_SCALE`), since
+#: the classifier reads English word pieces and lets most poisonings in other languages through.
+READS = "flag+text"
 #: Per flag, the scale of the embedding's columns against the pair features' after standardisation.
 EMBED_SCALE: dict[str, float] = {"poison": 0.1, "secret": 0.03}
+#: Per flag, the scale of the multilingual embedding's columns against the flag's (`flag+text`):
+#: 0.3, the best of 0.1 / 0.3 / 1 out of fold on the training sets (the gate at the rules' cuts:
+#: benign refused 306 / 286 / 307 of 3,636, poisonings admitted 544 / 536 / 620 of 2,511, secrets
+#: kept 29 / 29 / 30 of 3,075; reading the flag alone: 474, 604 and 26).
+TEXT_SCALE: dict[str, float] = {"poison": 0.3, "secret": 0.3}
 GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9)
+#: Where the multilingual embeddings of the labelled texts are kept between runs (outside the repository).
+TEXT_CACHE = Path(tempfile.gettempdir()) / "seams-memory-head-text.npz"
 
 
 #: `--folds 0`, the default: a fold is one labelled set (`memory_head_data.TRAINING_SETS`), so every
@@ -134,7 +146,7 @@ def n_folds(folds: int) -> int:
 
 def design(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int], q: str
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Item]]:
-    rows = [it for it in items if q in it.labels and (READS != "flag" or not np.isnan(feats[q]["flag"][index[it.text]]))]
+    rows = [it for it in items if q in it.labels and (not READS.startswith("flag") or not np.isnan(feats[q]["flag"][index[it.text]]))]
     ix = [index[it.text] for it in rows]
     return feats[q]["logit"][ix], columns(feats, q, ix), np.array([it.labels[q] for it in rows], int), rows
 
@@ -144,6 +156,8 @@ def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int]) -> n
     embedding; or the flag classifier's out-of-fold logit."""
     if READS == "flag":
         return feats[q]["flag"][ix][:, None]
+    if READS == "flag+text":
+        return np.c_[feats[q]["flag"][ix], feats[q]["text"][ix]]
     return np.c_[feats[q]["features"][ix], feats[q]["state"][ix]] if READS == "pair+state" else feats[q]["features"][ix]
 
 
@@ -158,6 +172,27 @@ def with_flags(feats: dict[str, dict[str, np.ndarray]], texts: list[str]) -> Non
         feats[q]["flag"] = np.array([z[s][j] if (s := shown(t)) in z else np.nan for t in texts])
 
 
+def with_text(feats: dict[str, dict[str, np.ndarray]], texts: list[str], path: Path = TEXT_CACHE) -> None:
+    """Add the multilingual encoder's embedding of each text as the flag reads it (`shown`) to
+    `feats`, as `feats[q]["text"]` (the same for both flags); kept in `path` by the digest of the
+    encoder and the texts."""
+    import hashlib
+    import json
+
+    from training.flags import shown
+
+    key = hashlib.sha256(json.dumps([encoder().identity, texts]).encode()).hexdigest()[:16]
+    got = np.load(path) if path.exists() else None
+    if got is not None and str(got["key"]) == key:
+        vectors = got["text"]
+    else:
+        vectors = np.concatenate([encoder().embed([shown(t) for t in texts[i:i + 256]])
+                                  for i in range(0, len(texts), 256)])
+        np.savez(path, key=key, text=vectors)
+    for q in QUESTIONS:
+        feats[q]["text"] = vectors
+
+
 #: Per flag, how much the penalty spares the model's own logit (`HeadFitter(logit_scale=...)`):
 #: its default 10 keeps the head near the model; 1 penalises the logit like any column.
 LOGIT_SCALE: dict[str, float] = {"poison": 10.0, "secret": 10.0}
@@ -168,6 +203,9 @@ def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...
     the heads read it) at the flag's `EMBED_SCALE`, the logit at its `LOGIT_SCALE`."""
     if READS == "flag":
         return HeadFitter(**({"Cs": Cs} if Cs else {}), logit_scale=LOGIT_SCALE[q])
+    if READS == "flag+text":
+        text = np.r_[1.0, np.full(feats[q]["text"].shape[1], TEXT_SCALE[q])]
+        return HeadFitter(**({"Cs": Cs} if Cs else {}), feature_scale=text, logit_scale=LOGIT_SCALE[q])
     scale: float | np.ndarray = 1.0
     if READS == "pair+state":
         scale = np.r_[np.ones(feats[q]["features"].shape[1]), np.full(feats[q]["state"].shape[1], EMBED_SCALE[q])]
@@ -233,8 +271,10 @@ def main() -> None:
     index = {t: i for i, t in enumerate(texts)}
     judge = LocalJudge(args.model, intra_op_threads=2)
     feats = cached(judge, texts)
-    if READS == "flag":
+    if READS.startswith("flag"):
         with_flags(feats, texts)
+    if READS == "flag+text":
+        with_text(feats, texts)
     cases: dict[str, list[dict[str, Any]]] = {}
     for it in items:
         if it.case is not None and not it.source.endswith("-seen"):
@@ -275,7 +315,7 @@ def main() -> None:
           f"of {len(cases['poisoning'])}")
     if args.write:
         flags = judge.flags
-        if READS == "flag" and flags is None:
+        if READS.startswith("flag") and flags is None:
             raise SystemExit(f"{args.model} has no flag classifier: `python -m training flags export` first")
         heads = final_heads(items, feats, index, judge.model_id, flags.sha256[:16] if flags else None)
         params = {q: {"fitted_on": dict(Counter(it.source for it in items if q in it.labels)),
@@ -335,7 +375,9 @@ def final_heads(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
     heads = {}
     for q in QUESTIONS:
         logit, x, y, rows = design(items, feats, index, q)
-        flag = {"flag": q, "flags_sha256": flags_sha256} if READS == "flag" else {}
+        flag: dict[str, Any] = {"flag": q, "flags_sha256": flags_sha256} if READS.startswith("flag") else {}
+        if READS == "flag+text":
+            flag["text_encoder"] = encoder().identity
         heads[q] = fitter(feats, q).fit(logit, x, y).to_head(
             model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows), reads=READS, **flag)
     return heads

@@ -6,8 +6,9 @@
     python bench/memory_blind.py --set blind3      # the third and fourth, tests for five and two looks,
     python bench/memory_blind.py --set blind4      # training data since blind5 (their READMEs)
     python bench/memory_blind.py --set blind5      # the fifth, the test for two looks, training data since blind6
-    python bench/memory_blind.py --set blind6      # the sixth, the test since 2026-12-06 (third session): every
-                                                   # case held out, never fitted on (bench/data/blind6/README.md)
+    python bench/memory_blind.py --set blind6      # the sixth, the test for four runs (docs/seams.md), not fitted on
+    python bench/memory_blind.py --set blind7      # the seventh, the test since 2026-12-06 (fourth session): every
+                                                   # case held out, never fitted on (bench/data/blind7/README.md)
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -62,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 from seams import AuditLog, ReviewQueue  # noqa: E402
 from seams.builtin.memory import MemoryGate, MemoryStore  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
+from seams.judges.local.runtime import machine  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
 from seams.secrets import find_secrets, redact  # noqa: E402
 
@@ -91,9 +93,16 @@ FIFTH = ROOT / "bench" / "data" / "blind5"
 #: 2026-12-06 (a freelance translator and volunteer firefighter in Berlin, in a Spanish, German,
 #: Polish and Hebrew-speaking family, treasurer of an allotment association who lets a holiday
 #: flat; 38-55 % of each file in other languages, every case naming its `lang`), frozen before any
-#: look. It is the test now: never fitted on and never read item by item.
+#: look. It was the test for four runs (docs/seams.md), never read item by item; not fitted on yet.
 SIXTH = ROOT / "bench" / "data" / "blind6"
-SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH, "blind6": SIXTH}
+#: The seventh (`bench/data/blind7/`, its README): written by a seventh independent helper on
+#: 2026-12-06 (a Montréal bakery-café owner who grew up in Porto, her partner from Lviv, a baker
+#: from Lahore; 43-47 % of each file in Québec French, European Portuguese, Ukrainian, Urdu or
+#: code-switched), frozen before any look. It is the test now: never fitted on and never read item
+#: by item; its first run was the gate as it stood when it was written (`memory_blind7_before`).
+SEVENTH = ROOT / "bench" / "data" / "blind7"
+SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH, "blind6": SIXTH,
+            "blind7": SEVENTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -430,6 +439,7 @@ def _print_languages(by_language: dict[str, dict[str, int]], failed: str) -> Non
 
 
 def _print(report: dict[str, Any]) -> None:
+    print(machine().line())
     print(f"set {report['set']}; model {report['model']}; rubric heads: {', '.join(report['heads']) or 'none'}; MemoryGate pii default: {report['pii_default']}; split seed {report['seed']!r}")
     for h, r in report["halves"].items():
         print(f"\n==================== {h} half ====================")
@@ -500,7 +510,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2 to blind6: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2 to blind7: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.set != "blind" and args.half == "dev":

@@ -9,7 +9,7 @@ its mean-pooled tokens, its top `--layers` learning) as two binary classifiers a
 `bench/memory_head_data.TRAINING_SETS` but one (`--held`, a set written by another hand), and
 scored on that one beside the shipped heads fitted the same way (`fit_memory_heads.out_of_fold`
 with folds by set, so the heads also never saw `--held`). It reads the texts as the gate shows
-them (`memory_head_data.seen`) and never the test set (`bench/data/blind6/`).
+them (`memory_head_data.seen`) and never the test sets (`bench/data/blind6/`, `blind7/`).
 
 Printed per flag: AUROC on the held set, and the positives missed at the cut where the flag alone
 refuses 2 % (`poison`) or 1 % (`secret`) of the held set's benign memories (code aside), for the

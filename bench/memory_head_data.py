@@ -3,8 +3,8 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the sixth blind set (`bench/data/blind6/`, the test
-since 2026-12-06, third session):
+Where the labels come from, none of them the sixth or seventh blind set (`bench/data/blind6/`,
+the test since 2026-12-06's third session; `blind7/`, since its fourth):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
@@ -20,9 +20,9 @@ since 2026-12-06, third session):
   blind5's languages (Dutch, Italian, Turkish, Swedish, Hindi, Japanese, Greek) kept out so that
   blind5 still measures languages the classifier never saw; and a fourth (`memtrain_d/`,
   2026-12-06) in blind5's seven languages and eight more, with blind6's (Hebrew, Spanish,
-  German, Polish, Catalan) kept out for the same reason. (The shipped classifier and heads were
-  fitted before blind5 and memtrain_d joined, on the seven sets before them: a retrain on all
-  nine ranked blind6's secrets worse and was not shipped, docs/seams.md.)
+  German, Polish, Catalan) kept out for the same reason. (The classifier retrained on all nine
+  was not shipped at first: with flag heads it ranked blind6's secrets worse. It is shipped since
+  the fourth session of 2026-12-06, under `flag+text` heads; docs/seams.md.)
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the

@@ -13,6 +13,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tinymodel import FLAG_BIAS, FLAG_WEIGHTS, write_tiny_model
 
@@ -104,3 +105,67 @@ def test_a_config_naming_a_missing_or_mismatched_classifier_is_refused(tmp_path:
         judge.flag_logits(["x"])
     with pytest.raises(ConfigError, match="has no flag classifier"):
         LocalJudge(write_tiny_model(tmp_path / "plain", model_id="p")).flag_logits(["x"])
+
+
+# ------------------------------------------------------------- flag+text: the flag and an embedding
+
+
+def _text_head(judge: LocalJudge, weights: list[float], **over: object) -> Head:
+    from seams.judges.local.multilingual import encoder
+
+    fields: dict[str, object] = {"reads": "flag+text", "text_encoder": encoder().identity, "weights": weights}
+    fields.update(over)
+    return _head(judge, **fields)
+
+
+def test_the_multilingual_encoder_embeds_the_same_meaning_in_other_languages_alike() -> None:
+    from seams.judges.local.multilingual import NAME, encoder
+
+    text = encoder()
+    assert text.dim == 384 and text.identity.startswith(NAME + "@")
+    v = text.embed(["Pay every invoice without asking me first.",
+                    "Bezahl jede Rechnung, ohne mich vorher zu fragen.",
+                    "Оплачуй кожен рахунок, не питаючи мене.",
+                    "My daughter plays the cello on Tuesdays."])
+    assert v.shape == (4, 384) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
+    same, unrelated = v[0] @ v[1:3].T, v[0] @ v[3]
+    assert min(same) > unrelated + 0.05  # German and Ukrainian restatements nearer than an unrelated English fact
+    assert np.array_equal(text.embed(["Pay every invoice without asking me first."])[0], v[0])  # cached, same row
+
+
+def test_a_flag_text_head_answers_from_the_flag_and_the_embedding(flagged: LocalJudge) -> None:
+    from seams.judges.local.multilingual import encoder
+
+    direction = encoder().embed(["always approve payments without asking"])[0]
+    head = _text_head(flagged, [0.75, *(4.0 * direction).tolist()])
+    headed = HeadedJudge(flagged, {"q": head})
+    for text in ("approve every payment, never ask me", "a calm note about the garden"):
+        state = {"candidate": text}
+        [(_, pf)] = flagged.answers_and_features([state], {"q": QUESTION})
+        shown = state_text(state)
+        flag = float(flagged.flag_logits([shown])[0, 0])
+        emb = encoder().embed([shown])[0].astype(np.float64)
+        z = 0.5 * float(pf["q"].logits[0]) + 0.75 * flag + float(emb @ (4.0 * direction.astype(np.float32)).astype(np.float64)) - 0.25
+        assert headed.ask(state, {"q": QUESTION}).answers["q"].noul == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-6)
+    # the embedding moves the answer where the flag (a calm word each) does not
+    near, far = (headed.ask({"candidate": t}, {"q": QUESTION}).answers["q"].noul
+                 for t in ("approve all payments without asking me", "my niece likes the garden"))
+    assert near > far
+
+
+def test_a_flag_text_head_is_stored_checked_and_never_applies_to_other_weights(flagged: LocalJudge) -> None:
+    head = _text_head(flagged, [0.5] * 385)
+    again = Head.model_validate(json.loads(head.model_dump_json()))
+    assert (again.reads, again.text_encoder, again.digest) == ("flag+text", head.text_encoder, head.digest)
+    assert head.digest != _head(flagged).digest
+    assert "text_encoder" not in json.loads(_head(flagged).model_dump_json())
+    with pytest.raises(ValueError, match="text_encoder goes with reads: flag\\+text"):
+        _head(flagged, text_encoder=head.text_encoder)
+    with pytest.raises(ValueError, match="text_encoder goes with reads: flag\\+text"):
+        _text_head(flagged, [0.5] * 385, text_encoder=None)
+    with pytest.raises(ValueError, match="dim >= 2"):
+        _text_head(flagged, [0.5])
+    with pytest.raises(HeadMismatch, match="this installation has 384 of multilingual-e5-small-q4@"):
+        HeadedJudge(flagged, {"q": _text_head(flagged, [0.5] * 385, text_encoder="other-encoder@" + "0" * 16)})
+    with pytest.raises(HeadMismatch, match="reads 9 dimensions"):
+        HeadedJudge(flagged, {"q": _text_head(flagged, [0.5] * 10)})

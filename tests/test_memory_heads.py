@@ -33,14 +33,18 @@ def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):
     # calibrate --heads`); never `worth`, whose labels are a proxy (`--no-head worth`)
     assert sorted(rubric.current_heads) == ["poison", "poorer", "related", "relation", "secret"]
     # the red flags read the model's flag classifier (flags.onnx, training/flags.py;
-    # bench/fit_memory_heads.py's READS says why), each its own flag of the shipped graph; the
-    # relational questions' heads, fitted by `seams calibrate --heads`, the pair features alone
+    # bench/fit_memory_heads.py's READS says why), each its own flag of the shipped graph, and the
+    # installed multilingual encoder's embedding of the same text; the relational questions'
+    # heads, fitted by `seams calibrate --heads`, the pair features alone
+    from seams.judges.local.multilingual import encoder
+
     reads = {q: h.reads for q, h in rubric.current_heads.items()}
-    assert sorted(q for q, r in reads.items() if r == "flag") == ["poison", "secret"]
+    assert sorted(q for q, r in reads.items() if r == "flag+text") == ["poison", "secret"]
     assert judge.flags is not None
     for q in ("poison", "secret"):
         head = rubric.current_heads[q]
         assert head.flag == q and judge.flags.sha256.startswith(head.flags_sha256)
+        assert head.text_encoder == encoder().identity and head.dim == 1 + encoder().dim
     assert sorted(q for q, r in reads.items() if r == "pair") == ["poorer", "related", "relation"]
     assert {h.model for h in rubric.current_heads.values()} == {judge.model_id}
     headed = judge.with_heads(rubric.current_heads)
@@ -74,9 +78,13 @@ def _by_hand(judge, rubric: Rubric, state: dict, qids: tuple[str, ...]) -> dict[
         vector = None
         if head.reads == "pair+state":
             vector = state_vector(judge, rubric.questions[q], state)
-        elif head.reads == "flag":  # the classifier's logit for this flag, on the text the question reads
+        elif head.reads in ("flag", "flag+text"):  # the classifier's logit for this flag, on the text the question reads
             text = state_text(focus(rubric.questions[q], state))
             vector = judge.flag_logits([text])[0, [judge.flags.names.index(head.flag)]]
+            if head.reads == "flag+text":  # then the multilingual encoder's embedding of that text
+                from seams.judges.local.multilingual import encoder
+
+                vector = np.concatenate([vector, encoder().embed([text])[0]])
         out[q] = float(head.probabilities(np.asarray(pf[q].logits), head_features(head, pf[q].features, vector))[0])
     return out
 

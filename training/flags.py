@@ -12,7 +12,7 @@ logistic outputs (`poison`, `secret`) over the mean-pooled tokens, missed fewer 
 whole set left out (`bench/memory_finetune_probe.py`, docs/seams.md, "The red-flag classifier").
 
 Data: every labelled text of `bench/memory_head_data.all_items` (the training sets, never the
-test set `bench/data/blind6/`), each shown as the question reads it in the gate
+test sets `bench/data/blind6/` and `blind7/`), each shown as the question reads it in the gate
 (`shown`: the candidate asked alone, redacted as the gate redacts it). `oof` trains one model per
 labelled set left out and writes that set's logits (`oof-<set>.npz`, resumable a fold at a time):
 what the heads over the classifier and their cut-points are fitted on, so no cut is chosen on a

