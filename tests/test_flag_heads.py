@@ -169,3 +169,37 @@ def test_a_flag_text_head_is_stored_checked_and_never_applies_to_other_weights(f
         HeadedJudge(flagged, {"q": _text_head(flagged, [0.5] * 385, text_encoder="other-encoder@" + "0" * 16)})
     with pytest.raises(HeadMismatch, match="reads 9 dimensions"):
         HeadedJudge(flagged, {"q": _text_head(flagged, [0.5] * 10)})
+
+
+def test_a_process_forked_after_an_embedding_still_embeds() -> None:
+    """One engine thread by default: libgomp's pool, once started, hangs a forked child."""
+    import multiprocessing as mp
+
+    from seams.judges.local.multilingual import encoder
+
+    encoder().embed(["a text embedded before the fork"])
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_embed_into, args=(queue,))
+    child.start()
+    child.join(60)
+    hung = child.is_alive()
+    if hung:
+        child.kill()
+    assert not hung, "the forked child hung in the encoder"
+    assert queue.get(timeout=5) == pytest.approx(float(encoder().embed(["bonjour le monde"])[0] @ np.ones(384)), abs=1e-5)
+
+
+def _embed_into(queue) -> None:
+    from seams.judges.local.multilingual import encoder
+
+    queue.put(float(encoder().embed(["bonjour le monde"])[0] @ np.ones(384)))
+
+
+@pytest.mark.parametrize("raw", ["0", "two", "-1", "1000"])
+def test_a_bad_thread_count_is_refused_with_the_limit(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from seams.judges.local.multilingual import threads
+
+    monkeypatch.setenv("SEAMS_ENCODER_THREADS", raw)
+    with pytest.raises(ConfigError, match=r"SEAMS_ENCODER_THREADS=.*from 1 to 256"):
+        threads()

