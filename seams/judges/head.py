@@ -99,8 +99,7 @@ class Head(BaseModel):
             raise ValueError(f"weights: {len(w)} float32 values; expected {self.dim} (dim)")
         if not all(math.isfinite(v) for v in w):
             raise ValueError("weights: not all finite")
-        flagged = self.reads in ("flag", "flag+text")
-        if flagged != (self.flag is not None and self.flags_sha256 is not None):
+        if self.reads_flag != (self.flag is not None and self.flags_sha256 is not None):
             raise ValueError("flag and flags_sha256 go with reads: flag or flag+text, and only with them")
         if (self.reads == "flag+text") != (self.text_encoder is not None):
             raise ValueError("text_encoder goes with reads: flag+text, and only with it")
@@ -122,7 +121,7 @@ class Head(BaseModel):
         data: dict[str, Any] = handler(self)
         if self.reads == "pair":
             data.pop("reads", None)
-        if self.reads not in ("flag", "flag+text"):
+        if not self.reads_flag:
             data.pop("flag", None)
             data.pop("flags_sha256", None)
         if self.reads != "flag+text":
@@ -139,6 +138,11 @@ class Head(BaseModel):
         return cls(weights=base64.b64encode(w.tobytes()).decode("ascii"), dim=int(w.size), **fields)
 
     @property
+    def reads_flag(self) -> bool:
+        """Whether it reads a flag classifier's output (`flag`, `flag+text`)."""
+        return self.reads in ("flag", "flag+text")
+
+    @property
     def weight_array(self) -> np.ndarray:
         """The feature weights as float64 (decoded once per distinct head)."""
         return _decode(self.weights)
@@ -151,7 +155,7 @@ class Head(BaseModel):
             raw += "|" + ",".join(map(repr, self.option_bias))
         if self.reads != "pair":  # a pair head's digest is what it was before heads could read more
             raw += f"|reads:{self.reads}"
-        if self.reads in ("flag", "flag+text"):
+        if self.reads_flag:
             raw += f"|flag:{self.flag}@{self.flags_sha256}"
         if self.reads == "flag+text":
             raw += f"|text:{self.text_encoder}"

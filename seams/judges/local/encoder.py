@@ -22,7 +22,7 @@ wall time of an ask (docs/local-judge.md, "The encoder blend").
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -35,6 +35,26 @@ from .config import EncoderConfig
 
 #: Texts whose embeddings are kept (options and recent states); cleared when full.
 _CACHE = 16384
+
+
+def cached_embeddings(texts: Sequence[str], cache: dict[str, np.ndarray], lock: threading.Lock,
+                      run: Callable[[list[str]], Sequence[np.ndarray]], dim: int, limit: int = _CACHE) -> np.ndarray:
+    """[len(texts), dim]: each distinct text not in `cache` run once (`run`, shortest first,
+    outside `lock`, so callers on other threads read the cache meanwhile), then kept in `cache`,
+    which is cleared when it would pass `limit`. Every encoder of texts here caches through it."""
+    with lock:
+        known = {t: cache[t] for t in set(texts) if t in cache}
+    todo = sorted(set(texts) - known.keys(), key=len)
+    if todo:
+        fresh = dict(zip(todo, run(todo), strict=True))
+        known.update(fresh)
+        with lock:
+            if len(cache) + len(fresh) > limit:
+                cache.clear()
+            cache.update(fresh)
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.stack([known[t] for t in texts])
 
 
 class SentenceEncoder:
@@ -64,19 +84,7 @@ class SentenceEncoder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """[len(texts), d] unit-length embeddings, each text run once however often it appears."""
-        with self._lock:
-            known = {t: self._cache[t] for t in set(texts) if t in self._cache}
-        todo = sorted(set(texts) - known.keys(), key=len)
-        if todo:
-            fresh = dict(zip(todo, self._run(todo), strict=True))
-            known.update(fresh)
-            with self._lock:
-                if len(self._cache) + len(fresh) > _CACHE:
-                    self._cache.clear()
-                self._cache.update(fresh)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([known[t] for t in texts])
+        return cached_embeddings(texts, self._cache, self._lock, self._run, self.dim)
 
     def cosines(self, options: Sequence[str], text: str) -> np.ndarray:
         """The cosine of each of `options` with `text`."""
@@ -125,4 +133,4 @@ class SentenceEncoder:
         return out
 
 
-__all__ = ["SentenceEncoder"]
+__all__ = ["SentenceEncoder", "cached_embeddings"]

