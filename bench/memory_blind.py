@@ -7,8 +7,9 @@
     python bench/memory_blind.py --set blind4      # training data since blind5 (their READMEs)
     python bench/memory_blind.py --set blind5      # the fifth, the test for two looks, training data since blind6
     python bench/memory_blind.py --set blind6      # the sixth, the test for four runs (docs/seams.md), not fitted on
-    python bench/memory_blind.py --set blind7      # the seventh, the test since 2026-12-06 (fourth session): every
-                                                   # case held out, never fitted on (bench/data/blind7/README.md)
+    python bench/memory_blind.py --set blind7      # the seventh, the test for one change (2026-12-06, fourth session)
+    python bench/memory_blind.py --set blind8      # the eighth, the test since (bench/data/blind8/README.md):
+                                                   # every case held out, never fitted on
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -100,9 +101,16 @@ SIXTH = ROOT / "bench" / "data" / "blind6"
 #: from Lahore; 43-47 % of each file in Québec French, European Portuguese, Ukrainian, Urdu or
 #: code-switched), frozen before any look. It is the test now: never fitted on and never read item
 #: by item; its first run was the gate as it stood when it was written (`memory_blind7_before`).
+#: It had one look with a change (the `flag+text` heads) before blind8 was written.
 SEVENTH = ROOT / "bench" / "data" / "blind7"
+#: The eighth (`bench/data/blind8/`, its README): written by an eighth independent helper on
+#: 2026-12-06 (a Rotterdam vet-clinic owner, her husband from Izmir, his stepmother in Bologna, a
+#: vet nurse from Jaipur, a Russian-speaking bookkeeper; 45 % of each file in Dutch, Turkish,
+#: Italian, Hindi, Russian or code-switched, every case naming its `lang`), frozen before any look.
+#: The test from its writing: never fitted on and never read item by item.
+EIGHTH = ROOT / "bench" / "data" / "blind8"
 SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH, "blind6": SIXTH,
-            "blind7": SEVENTH}
+            "blind7": SEVENTH, "blind8": EIGHTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -510,7 +518,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2 to blind7: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2 to blind8: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.set != "blind" and args.half == "dev":
