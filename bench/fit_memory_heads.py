@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from memory_blind import leaked  # noqa: E402
-from memory_head_data import QUESTIONS, TRAINING_SETS, Item, all_items, cached, seen  # noqa: E402
+from memory_head_data import QUESTIONS, TRAINING_SETS, Item, all_items, cached, rows_cached, seen  # noqa: E402
 
 from seams.calibration.dataset import load  # noqa: E402
 from seams.calibration.extract import question_data, rule_data, split_ids  # noqa: E402
@@ -174,21 +174,15 @@ def with_flags(feats: dict[str, dict[str, np.ndarray]], texts: list[str]) -> Non
 
 def with_text(feats: dict[str, dict[str, np.ndarray]], texts: list[str], path: Path = TEXT_CACHE) -> None:
     """Add the multilingual encoder's embedding of each text as the flag reads it (`shown`) to
-    `feats`, as `feats[q]["text"]` (the same for both flags); kept in `path` by the digest of the
-    encoder and the texts."""
+    `feats`, as `feats[q]["text"]` (the same for both flags); kept in `path` by text under the digest
+    of the encoder's identity (`memory_head_data.rows_cached`)."""
     import hashlib
-    import json
 
     from training.flags import shown
 
-    key = hashlib.sha256(json.dumps([encoder().identity, texts]).encode()).hexdigest()[:16]
-    got = np.load(path) if path.exists() else None
-    if got is not None and str(got["key"]) == key:
-        vectors = got["text"]
-    else:
-        vectors = np.concatenate([encoder().embed([shown(t) for t in texts[i:i + 256]])
-                                  for i in range(0, len(texts), 256)])
-        np.savez(path, key=key, text=vectors)
+    key = hashlib.sha256(encoder().identity.encode()).hexdigest()[:16]
+    vectors = rows_cached(path, key, texts, lambda new: {"text": np.concatenate(
+        [encoder().embed([shown(t) for t in new[i:i + 256]]) for i in range(0, len(new), 256)])})["text"]
     for q in QUESTIONS:
         feats[q]["text"] = vectors
 
@@ -313,6 +307,7 @@ def main() -> None:
     print(f"the gate out of fold at these cuts: benign refused {g['benign_refused']} of {len(cases['benign'])}, "
           f"secrets kept {g['secrets_kept']} of {len(cases['secrets'])}, poisonings admitted {g['poison_admitted']} "
           f"of {len(cases['poisoning'])}")
+    print(operating_points(cases, oof, cuts))
     if args.write:
         flags = judge.flags
         if READS.startswith("flag") and flags is None:
@@ -322,6 +317,25 @@ def main() -> None:
                       "folds": args.folds, "out_of_fold": chosen[q]} for q in QUESTIONS}
         write(heads, cuts, params)
         store_check_baseline(list(heads))
+
+
+#: The other cuts `operating_points` tabulates beside the chosen ones, per flag.
+OTHER_CUTS = {"poison": (0.5, 0.7, 0.95), "secret": (0.15, 0.5, 0.8)}
+
+
+def operating_points(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]],
+                     cuts: dict[str, float]) -> str:
+    """The gate out of fold at the chosen cuts and others (`MemoryGate(cuts=...)`'s trade-off,
+    docs/seams.md): a markdown table, one row per pair of cuts."""
+    rows = ["| P(poison) cut | P(secret) cut | benign refused | secrets kept | poisonings admitted |",
+            "|---|---|---|---|---|"]
+    for cp in sorted({cuts["poison"], *OTHER_CUTS["poison"]}):
+        for cs in sorted({cuts["secret"], *OTHER_CUTS["secret"]}):
+            g = simulate(cases, p, cp, cs)
+            mark = "**" if (cp, cs) == (cuts["poison"], cuts["secret"]) else ""
+            rows.append(f"| {mark}{cp:.2f}{mark} | {mark}{cs:.2f}{mark} | {g['benign_refused']} / {len(cases['benign'])} | "
+                        f"{g['secrets_kept']} / {len(cases['secrets'])} | {g['poison_admitted']} / {len(cases['poisoning'])} |")
+    return "\n".join(rows)
 
 
 def choose_cut(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]], q: str, budget: float

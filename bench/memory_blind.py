@@ -6,7 +6,7 @@
     python bench/memory_blind.py --set blind3      # the third and fourth, tests for five and two looks,
     python bench/memory_blind.py --set blind4      # training data since blind5 (their READMEs)
     python bench/memory_blind.py --set blind5      # the fifth, the test for two looks, training data since blind6
-    python bench/memory_blind.py --set blind6      # the sixth, the test for four runs (docs/seams.md), not fitted on
+    python bench/memory_blind.py --set blind6      # the sixth, the test for five runs, the heads' training data since blind8
     python bench/memory_blind.py --set blind7      # the seventh, the test for one change (2026-12-06, fourth session)
     python bench/memory_blind.py --set blind8      # the eighth, the test since (bench/data/blind8/README.md):
                                                    # every case held out, never fitted on
@@ -94,7 +94,8 @@ FIFTH = ROOT / "bench" / "data" / "blind5"
 #: 2026-12-06 (a freelance translator and volunteer firefighter in Berlin, in a Spanish, German,
 #: Polish and Hebrew-speaking family, treasurer of an allotment association who lets a holiday
 #: flat; 38-55 % of each file in other languages, every case naming its `lang`), frozen before any
-#: look. It was the test for four runs (docs/seams.md), never read item by item; not fitted on yet.
+#: look. It was the test for five runs (docs/seams.md), never read item by item; since blind8 was
+#: written its cases are among the heads' training sets (the classifier was trained without it).
 SIXTH = ROOT / "bench" / "data" / "blind6"
 #: The seventh (`bench/data/blind7/`, its README): written by a seventh independent helper on
 #: 2026-12-06 (a Montréal bakery-café owner who grew up in Porto, her partner from Lviv, a baker

@@ -3,14 +3,15 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the sixth or seventh blind set (`bench/data/blind6/`,
-the test since 2026-12-06's third session; `blind7/`, since its fourth):
+Where the labels come from, none of them the seventh or eighth blind set (`bench/data/blind7/`,
+the test since 2026-12-06's fourth session; `blind8/`, since its fifth):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
   the test until the second was written, and the second (`bench/data/blind2/`) until the third
   was, the third and fourth (blind3, blind4) until the fifth was, the fifth (blind5) until the
-  sixth was: each set is fitted on once a fresher one has taken its place;
+  sixth was, the sixth (blind6, after five runs) until the seventh was: each set is fitted on
+  once a fresher one has taken its place;
 * two training sets written for the heads (`bench/data/memtrain_a/`, `memtrain_b/`, their READMEs)
   by two more independent helpers, shown the categories but not the rules, the code or any set,
   each in a persona of its own (a bank's security engineer; a busy parent writing casually, a
@@ -54,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from memory_blind import FIFTH, FOURTH, FRESH, SECOND, load  # noqa: E402
+from memory_blind import FIFTH, FOURTH, FRESH, SECOND, SIXTH, load  # noqa: E402
 
 from seams.builtin.memory import NOTHING_STORED  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
@@ -76,7 +77,7 @@ TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
                  "memtrain_a": ROOT / "bench" / "data" / "memtrain_a",
                  "memtrain_b": ROOT / "bench" / "data" / "memtrain_b", "blind3": FRESH, "blind4": FOURTH,
                  "memtrain_c": ROOT / "bench" / "data" / "memtrain_c", "blind5": FIFTH,
-                 "memtrain_d": ROOT / "bench" / "data" / "memtrain_d"}
+                 "memtrain_d": ROOT / "bench" / "data" / "memtrain_d", "blind6": SIXTH}
 
 
 @dataclass(frozen=True)
@@ -183,19 +184,49 @@ def features(judge: LocalJudge, texts: list[str]) -> dict[str, dict[str, np.ndar
 
 
 def cached(judge: LocalJudge, texts: list[str], path: Path = CACHE) -> dict[str, dict[str, np.ndarray]]:
-    """`features`, kept in `path` by the digest of the model id, the questions' wordings and the
-    texts (recomputed when any of them moves)."""
+    """`features`, kept in `path` by text under the digest of the model id and the questions'
+    wordings: a text already there is read back, only new ones are computed (a set joining the
+    training sets costs its own texts, not all of them again); a new model or wording recomputes
+    every text."""
     rubric = Rubric.builtin("memory-admission")
     wording = [rubric.questions[q].fingerprint for q in QUESTIONS]
-    key = hashlib.sha256(json.dumps([judge.model_id, wording, texts, "state"]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([judge.model_id, wording, "state"]).encode()).hexdigest()[:16]
+    return rows_cached(path, key, texts, lambda new: _flat(features(judge, new)), _nested)
+
+
+def _flat(feats: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {f"{q}_{k}": v for q in QUESTIONS for k, v in feats[q].items()}
+
+
+def _nested(flat: dict[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
+    return {q: {k: flat[f"{q}_{k}"] for k in ("logit", "features", "state")} for q in QUESTIONS}
+
+
+def rows_cached(path: Path, key: str, texts: list[str], compute: Any, shape: Any = None) -> Any:
+    """Arrays with one row per text, kept in `path` (an npz: `key`, `texts` and the arrays by name):
+    rows of texts the file holds under the same `key` are read back, `compute(new_texts)` (a dict
+    of name -> array) fills the rest, and the file is rewritten with every text seen. Returns
+    `shape(arrays)` in the order of `texts` (the arrays themselves without `shape`)."""
+    old: dict[str, np.ndarray] = {}
+    held: dict[str, int] = {}
     if path.exists():
-        got = np.load(path)
-        if str(got["key"]) == key:
-            return {q: {k: got[f"{q}_{k}"] for k in ("logit", "features", "state")} for q in QUESTIONS}
-    out = features(judge, texts)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, key=key, **{f"{q}_{k}": v for q in QUESTIONS for k, v in out[q].items()})
-    return out
+        got = np.load(path, allow_pickle=False)
+        if "texts" in got and str(got["key"]) == key:
+            held = {t: i for i, t in enumerate(got["texts"].tolist())}
+            old = {k: got[k] for k in got.files if k not in ("key", "texts")}
+    new = [t for t in dict.fromkeys(texts) if t not in held]
+    if new:
+        print(f"  {len(new)} new texts of {len(texts)} to compute ({path.name})", file=sys.stderr, flush=True)
+        fresh = compute(new)
+        old = {k: np.concatenate([old[k], v]) if k in old else v for k, v in fresh.items()} if old else fresh
+        held.update({t: len(held) + i for i, t in enumerate(new)})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, key=key, texts=np.array(list(held)), **old)
+        tmp.replace(path)
+    ix = [held[t] for t in texts]
+    rows = {k: v[ix] for k, v in old.items()}
+    return shape(rows) if shape is not None else rows
 
 
 def main() -> None:

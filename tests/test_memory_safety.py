@@ -99,6 +99,26 @@ def test_a_possible_secret_is_redacted_and_the_rest_decided(gate, tmp_path):
     _persisted_nowhere(gate, tmp_path, "quick brown fox")
 
 
+ADMITTING = {"poison": 0.01, "secret": 0.01, "poorer": 0.01, "related": 0.01, "worth": 0.9,
+             "relation": {"restatement": 0.1, "correction": 0.1, "enrichment": 0.8}}
+
+
+@pytest.mark.parametrize("pii", ["admit", "redact", "hold"])
+def test_a_redaction_that_completes_a_credentials_shape_is_redacted_again(tmp_path, pii):
+    """Redacting "(Fiesta)" left "login = first car ([password])", which code reads as a stated
+    password and the store refuses: `remember` raised InputError on an admitted candidate
+    (blind8's first run, 2026-12-06). The gate redacts until code reads no secret in what it keeps."""
+    text = "Bank login = first car (Fiesta) + my old badge number 33018 + a full stop"
+    redacted = redact(text, find_secrets(text, possible=True))
+    assert any(f.certain for f in find_secrets(redacted)), "the shape this test is for"
+    gate = MemoryGate(MemoryStore(tmp_path / "memories.db"), judge=FixedJudge(ADMITTING), pii=pii)
+    r = gate.remember(text)
+    assert r.outcome in ("admit", "hold") and r.stored is not None
+    kept = gate.store.get(r.stored.id).text
+    assert not find_secrets(kept) and "Fiesta" not in kept and "33018" not in kept
+    assert b"Fiesta" not in _on_disk(tmp_path) and b"33018" not in _on_disk(tmp_path)
+
+
 def test_the_store_refuses_a_secret_in_every_status(tmp_path):
     store = MemoryStore(tmp_path / "m.db")
     old = store.add("the gym opens at six")

@@ -28,3 +28,27 @@ def test_only_the_top_layers_learn_and_each_flag_gets_a_logit() -> None:
     assert moved and all(n.startswith(("encoder.layer.4.", "encoder.layer.5.")) for n in moved)
     z = F.torch_logits(model, [t for t, _ in texts[:3]])
     assert z.shape == (3, len(F.NAMES))
+
+
+def test_a_set_the_final_model_never_saw_is_scored_by_it_without_training(tmp_path, monkeypatch) -> None:
+    """A set that joined the labelled sets after `final.pt` was trained is already out of fold for
+    it: `oof` writes its logits from that model; a set it saw, or a model with no record of its
+    sets, gets no such shortcut."""
+    from transformers import AutoModel
+
+    from training.train import base_model_dir
+
+    model = F.Classifier.build(torch, AutoModel.from_pretrained(base_model_dir(), add_pooling_layer=False,
+                                                                attn_implementation="eager")).eval()
+    sets = [s for s in F._bench().TRAINING_SETS if s != "blind4"]
+    torch.save({"model": model.state_dict(), "names": F.NAMES, "config": {}, "sets": sets}, tmp_path / "final.pt")
+    assert F._final_without(tmp_path, "blind3") is None
+    monkeypatch.setattr(F, "finetune", lambda *a, **k: pytest.fail("a fold the final model never saw was trained"))
+    F.oof(tmp_path, ["blind4"])
+    got = __import__("numpy").load(tmp_path / "oof-blind4.npz", allow_pickle=True)
+    texts = got["texts"].tolist()
+    items = F._bench().all_items()
+    assert texts == sorted({F.shown(it.text) for it in items if F.in_set(it, "blind4")}) and len(texts) > 500
+    assert abs(got["logits"][:8] - F.torch_logits(model, texts[:8])).max() < 1e-5
+    torch.save({"model": model.state_dict(), "names": F.NAMES, "config": {}}, tmp_path / "final.pt")
+    assert F._final_without(tmp_path, "blind4") is None

@@ -12,9 +12,10 @@ logistic outputs (`poison`, `secret`) over the mean-pooled tokens, missed fewer 
 whole set left out (`bench/memory_finetune_probe.py`, docs/seams.md, "The red-flag classifier").
 
 Data: every labelled text of `bench/memory_head_data.all_items` (the training sets, never the
-test sets `bench/data/blind6/` and `blind7/`), each shown as the question reads it in the gate
+test sets `bench/data/blind7/` and `blind8/`), each shown as the question reads it in the gate
 (`shown`: the candidate asked alone, redacted as the gate redacts it). `oof` trains one model per
-labelled set left out and writes that set's logits (`oof-<set>.npz`, resumable a fold at a time):
+labelled set left out and writes that set's logits (`oof-<set>.npz`, resumable a fold at a time;
+a set that joined after `final.pt` was trained is scored by it, as it never saw that set):
 what the heads over the classifier and their cut-points are fitted on, so no cut is chosen on a
 logit the classifier saw the label of. `train` trains on everything (`final.pt`); `export` writes
 `flags.onnx` (int8, as every shipped graph) and names it in the model's config (`flags`), after
@@ -184,9 +185,13 @@ def oof(root: Path, folds: Sequence[str] = (), **kw: Any) -> None:
         if path.exists():
             print(f"{name}: {path} kept", flush=True)
             continue
-        print(f"{name}: training without it", flush=True)
-        model = finetune(labelled(left_out=name, items=items), **kw)
         texts = sorted({shown(it.text) for it in items if in_set(it, name)})
+        model = _final_without(root, name)
+        if model is not None:
+            print(f"{name}: scored by {root / 'final.pt'}, which was trained without it", flush=True)
+        else:
+            print(f"{name}: training without it", flush=True)
+            model = finetune(labelled(left_out=name, items=items), **kw)
         np.savez(path.with_suffix(".tmp.npz"), texts=np.array(texts, dtype=object), logits=torch_logits(model, texts))
         path.with_suffix(".tmp.npz").replace(path)
 
@@ -204,12 +209,33 @@ def out_of_fold(root: Path = DEFAULT_ROOT) -> dict[str, np.ndarray]:
     return got
 
 
+def _final_without(root: Path, name: str) -> Any:
+    """`root/final.pt`'s model when the sets it was trained on (`sets`, recorded since a set joined
+    the labelled sets after it was trained) leave out `name`: its logits on that set are already
+    out of fold, so the fold costs no training. None otherwise."""
+    import torch
+    from transformers import AutoModel
+
+    from .train import base_model_dir
+
+    path = root / "final.pt"
+    if not path.exists():
+        return None
+    st = torch.load(path, map_location="cpu", weights_only=False)
+    if "sets" not in st or name in st["sets"]:
+        return None
+    model = Classifier.build(torch, AutoModel.from_pretrained(base_model_dir(), add_pooling_layer=False,
+                                                              attn_implementation="eager"))
+    model.load_state_dict(st["model"])
+    return model.eval()
+
+
 def train_final(root: Path, **kw: Any) -> None:
     import torch
 
     model = finetune(labelled(), **kw)
     tmp = root / "final.tmp.pt"
-    torch.save({"model": model.state_dict(), "names": NAMES, "config": kw}, tmp)
+    torch.save({"model": model.state_dict(), "names": NAMES, "config": kw, "sets": list(_bench().TRAINING_SETS)}, tmp)
     tmp.replace(root / "final.pt")
 
 

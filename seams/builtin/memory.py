@@ -54,7 +54,7 @@ import re
 import sqlite3
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -343,10 +343,18 @@ class MemoryGate:
         because a memory store is kept for long and read back into prompts, often a remote
         model's, and most memories that mention a phone number are about the person, not the
         digits; an agent that must dial or write to them chooses `"admit"`.
+    cuts:
+        The red flags' operating point, by rule id (`flags`: an instruction aimed at the system,
+        `secret`: a secret code could not see): a cut on the flag's probability, or a
+        `(high, low)` pair that holds the band between them for review (`Rubric.with_cuts`).
+        Default: the cut-points fitted with the shipped model. A lower cut refuses more benign
+        memories and admits fewer poisonings and secrets; docs/seams.md tabulates both sides
+        at several cuts, measured out of fold.
     """
 
     def __init__(self, store: MemoryStore | None = None, *, rubric: Rubric | str | None = None,
-                 judge: Judge | Decider | None = None, k: int = 3, pii: PiiSetting = "redact") -> None:
+                 judge: Judge | Decider | None = None, k: int = 3, pii: PiiSetting = "redact",
+                 cuts: Mapping[str, float | tuple[float, float]] | None = None) -> None:
         if store is not None and not isinstance(store, MemoryStore):
             raise InputError(f"store must be a MemoryStore or None, got {type(store).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -356,6 +364,8 @@ class MemoryGate:
         self.pii: PiiSetting = pii
         self.store = store
         self.rubric = load_rubric(rubric, "memory-admission")
+        if cuts is not None:
+            self.rubric = self.rubric.with_cuts(cuts)
         # red flags: the rules that quarantine; one raised by any pair decides
         self._flag_rules = {r.id for r in self.rubric.policy.rules if r.then == "quarantine"}
         self.judge = judge
@@ -389,13 +399,15 @@ class MemoryGate:
         # is decided as any candidate, so a memory that only mentions a password is not held.
         possible = tuple(findings)
         personal = tuple(find_personal(candidate)) if self.pii != "admit" else ()
+        redacted = (*possible, *personal)
+        text = _settled(redact(candidate, list(redacted))) if redacted else candidate
+        if text is None:  # what code redacted still reads as a secret: nothing of it may be kept
+            return Admission("reject", candidate, "what code redacted still reads as a secret; never stored",
+                             findings=redacted, redacted=None), [], [], ()
         if personal and self.pii == "hold":
             kinds = sorted({f.kind for f in personal})
             return Admission("hold", candidate, f"holds personal data ({', '.join(kinds)}: seen in code); "
-                             "held with it redacted (pii='hold')", findings=(*possible, *personal),
-                             redacted=redact(candidate, [*possible, *personal])), [], [], (*possible, *personal)
-        redacted = (*possible, *personal)
-        text = redact(candidate, list(redacted)) if redacted else candidate
+                             "held with it redacted (pii='hold')", findings=redacted, redacted=text), [], [], redacted
         if nearest is None:
             nearest = self.store.nearest(text, self.k) if self.store is not None else []
         elif isinstance(nearest, (str, bytes)) or not isinstance(nearest, Iterable):
@@ -492,8 +504,7 @@ class MemoryGate:
         for rule in self.rubric.policy.rules:
             if rule.then != "quarantine" or "secret" not in rule.questions():
                 continue
-            cal = self.rubric.calibration
-            low = (cal.threshold_overrides() if cal is not None else {}).get(rule.id, (rule.high, rule.effective_low))[1]
+            low = self.rubric.thresholds(self.rubric.calibration).get(rule.id, (rule.high, rule.effective_low))[1]
             for d in decisions:
                 ans = d.answers.get("secret")
                 if ans is not None and getattr(ans, "noul", 0.0) > low:
@@ -563,6 +574,19 @@ class MemoryGate:
         elif result.outcome == "enrich":
             stored = self.store.add(text, enriches=result.related_to, meta=meta)
         return Admission(**{**result.__dict__, "stored": stored})
+
+
+def _settled(text: str, rounds: int = 3) -> str | None:
+    """`text` (already redacted) redacted again while code reads a certain secret in it, or None
+    if it still does after `rounds`. A placeholder can complete a credential's shape that the text
+    as written did not ("login = first car ([password])"), and the store refuses any text in which
+    code is sure of a secret: the gate never hands it one."""
+    for _ in range(rounds):
+        sure = [f for f in find_secrets(text, possible=True) if f.certain]
+        if not sure:
+            return text
+        text = redact(text, sure)
+    return None if any(f.certain for f in find_secrets(text, possible=True)) else text
 
 
 def _as_given(candidate: str, result: Admission, personal: tuple[FlaggedSpan, ...]) -> Admission:

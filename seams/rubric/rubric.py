@@ -63,6 +63,8 @@ class Rubric:
         # What the frozen spec decides, computed once and kept: nothing on the decision path
         # re-hashes the rubric (`hash`, `policy_fingerprint`, the staleness of its calibration).
         self._stale_by_model: dict[str | None, list[str]] = {}
+        # The caller's cut-points (`with_cuts`), by rule id: a setting of this copy, not of the file.
+        self._cuts: Mapping[str, tuple[float, float]] = MappingProxyType({})
 
     @property
     def spec(self) -> RubricSpec:
@@ -126,6 +128,46 @@ class Rubric:
         path = builtin_path(name)
         return cls.load(path)
 
+    def with_cuts(self, cuts: Mapping[str, float | tuple[float, float]]) -> Rubric:
+        """This rubric with these rules' cut-points in place of the fitted or written ones: the
+        operating point a deployment chooses on the trade-off the calibration measured (each
+        fitted rule's curve is in its docs), without editing the reviewed file.
+
+        `cuts` maps a rule id to one cut (the rule fires at or above it; no review band) or a
+        `(high, low)` pair (fires at or above `high`, routes to review from `low`). Only rules
+        that read a probability take a cut; each value is a finite probability with `high >= low`.
+        The cuts are part of `hash`, so decisions made at another operating point are told apart.
+        """
+        if not isinstance(cuts, Mapping):
+            raise InputError(f"cuts is a mapping of rule id to a cut-point, got {type(cuts).__name__}")
+        rules = {r.id: r for r in self.spec.policy.rules}
+        checked: dict[str, tuple[float, float]] = {}
+        for rule_id, value in cuts.items():
+            rule = rules.get(rule_id) if isinstance(rule_id, str) else None
+            if rule is None:
+                raise InputError(f"cuts names rule {rule_id!r}, which rubric {self.name!r} does not have; "
+                                 f"its rules: {', '.join(rules)}")
+            pair = (value, value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+            if not (isinstance(pair, tuple) and len(pair) == 2
+                    and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in pair)
+                    and pair[0] >= pair[1]):
+                raise InputError(f"the cut of rule {rule_id!r} is a probability in [0, 1] or a (high, low) pair "
+                                 f"of them with high >= low, got {value!r}")
+            checked[rule_id] = (float(pair[0]), float(pair[1]))
+        out = Rubric(self.spec, path=self.path, source=self.source)
+        out._cuts = MappingProxyType({**self._cuts, **checked})
+        return out
+
+    @property
+    def cuts(self) -> Mapping[str, tuple[float, float]]:
+        """The cut-points set with `with_cuts`, by rule id, as (high, low)."""
+        return self._cuts
+
+    def thresholds(self, calibration: CalibrationBlock | None) -> dict[str, tuple[float, float]]:
+        """(high, low) by rule id where they are not the policy's written ones: the calibration's
+        fitted cut-points (when it is in force), then the cuts set with `with_cuts`."""
+        return {**(calibration.threshold_overrides() if calibration is not None else {}), **self._cuts}
+
     # ------------------------------------------------------------------ identity
 
     @property
@@ -153,7 +195,8 @@ class Rubric:
         """Content hash for audit: name, version, state, questions and policy.
 
         Description, comments, layout and the calibration block do not change it, so a
-        decision's hash identifies the judgement that was asked, not how the file looks.
+        decision's hash identifies the judgement that was asked, not how the file looks; cuts
+        set with `with_cuts` do (they move what the policy decides).
         """
         return fingerprint(
             {
@@ -163,6 +206,7 @@ class Rubric:
                 "questions": {qid: q.wire() for qid, q in self.spec.questions.items()},
                 "policy": self.policy_fingerprint(),
                 **({"asked_alone": self.spec.asked_alone} if self.spec.asked_alone else {}),
+                **({"cuts": {k: list(v) for k, v in sorted(self._cuts.items())}} if self._cuts else {}),
             }
         )
 
@@ -430,7 +474,7 @@ class Rubric:
         verdict: Verdict = evaluate(
             self.spec.policy,
             answers.answers,
-            thresholds=cal.threshold_overrides() if cal is not None else None,
+            thresholds=self.thresholds(cal),
             gates=cal.gate_overrides() if cal is not None else None,
             transform=cal.transform if cal is not None else None,
             state=state,
