@@ -21,6 +21,12 @@ something that may or may not be the credential ("the password is the name of my
 found with `certain=False`: `find_secrets(text, possible=True)` returns those too, and the memory
 gate holds such a text for review with the span redacted rather than store it (fail closed).
 Each finding names its kind and where it is, never the secret itself.
+
+Government ids are found after their word in many languages and scripts (passport, Personalausweis,
+dowód osobisty, NIE, pasaporte, codice fiscale, rodné číslo, fødselsnummer, TC kimlik, kitambulisho,
+паспорт, ИНН, आधार, شناختی کارڈ, کد ملی, תעודת זהות, ...; `_NATIONAL_STEMS`): digits in groups, or
+letters and digits mixed in upper case ("C4X82M19K", "CA 48213 PB"); an Italian codice fiscale by its
+own shape.
 """
 
 from __future__ import annotations
@@ -112,12 +118,82 @@ _NATIONAL_WORD = (
     r"ssn|social security(?: number| no\.?| #)?|social insurance number|national insurance(?: number| no\.?)?|"
     r"ni number|nino|passport(?: number| no\.?| #)?|aadhaar|aadhar|cpf|dni|nif|codice fiscale|"
     r"steuer-?id|steueridentifikationsnummer|sozialversicherungsnummer|personnummer|personnr|bsn|"
-    r"burgerservicenummer|pesel|tax id|tax number|tax reference|utr|unique taxpayer reference|itin|driver'?s licen[cs]e(?: number| no\.?)?|"
-    r"numero de securite sociale|numero de seguridad social|securite sociale|seguridad social|"
-    r"身份证号?码?|マイナンバー|주민등록번호|снилс|инн"
+    r"burgerservicenummer|pesel|tax id|tax number|tax reference|utr|unique taxpayer reference|itin|"
+    r"driver(?:'|’)?s licen[cs]e(?: number| no\.?)?|numero de securite sociale|numero de seguridad social|"
+    r"securite sociale|seguridad social|"
+    # short national acronyms, matched whole: Croatia, Romania, Serbia/Bosnia, Slovenia, Greece,
+    # Denmark, Pakistan, Malaysia/Singapore, Vietnam, Mexico, Malaysia
+    r"oib|cnp|jmbg|emso|afm|amka|cpr|cnic|nric|mykad|cccd|cmnd|curp|pan card|pan number|pan no\.?"
 )
+#: Acronyms that are also ordinary words in lower case (Polish "nie", English "tin"): upper case only.
+_NATIONAL_UPPER = r"NIE|NIK|KTP|TIN|RG|CNH|NIP|TAJ"
+#: Id words in other languages and scripts, matched as stems so that inflected and compound forms
+#: count too ("Fødselsnummeret", "dowodu osobistego", "kimlik numaram", "Personalausweisnummer").
+#: Folded like the text (`word_alternation`), so Cyrillic and Greek are written as they are spelled.
+_NATIONAL_STEMS = (
+    # English
+    "driving licence", "driving license", "driver licence", "driver license", "national id", "identity card",
+    "identity number", "id card number", "tax file number", "voter id",
+    # German, Dutch
+    "personalausweis", "ausweisnummer", "reisepass", "passnummer", "steuernummer", "führerschein",
+    "identitätskarte", "paspoort", "identiteitskaart", "rijbewijs", "sofinummer",
+    # French, Spanish, Catalan, Italian, Portuguese
+    "passeport", "carte d'identité", "carte nationale d'identité", "numéro fiscal", "permis de conduire",
+    "pasaporte", "documento de identidad", "documento nacional de identidad", "cédula", "carnet de conducir",
+    "licencia de conducir", "número de identificación fiscal", "passaporto", "carta d'identità",
+    "carta di identità", "patente di guida", "tessera sanitaria", "passaporte", "cartão de cidadão",
+    "bilhete de identidade", "número de contribuinte", "carta de condução", "carteira de identidade",
+    "carteira de motorista",
+    # Nordic, Baltic, Finnish
+    "fødselsnummer", "cpr-nummer", "personnummer", "henkilötunnus", "körkort", "kørekort", "førerkort",
+    "asmens kodas", "isikukood", "personas kods",
+    # Polish, Czech, Slovak, Hungarian, Romanian, South Slavic
+    "dowód osobist", "dowodu osobist", "dowodem osobist", "paszport", "prawo jazdy", "numer pesel",
+    "rodné číslo", "rodného čísla", "občanský průkaz", "občanského průkazu", "občiansky preukaz",
+    "cestovní pas", "személyi igazolvány", "személyi szám", "adóazonosító", "taj szám", "cod numeric personal",
+    "carte de identitate", "pașaport", "osobna iskaznica", "osobne iskaznice", "lična karta", "licna karta",
+    "putovnica", "putovnice", "matični broj",
+    # Greek, Turkish
+    "ταυτότητα", "ταυτότητας", "διαβατήριο", "διαβατηρίου", "kimlik", "pasaport", "vergi numara", "vergi no",
+    "ehliyet",
+    # Russian, Ukrainian, Serbian, Bulgarian (Cyrillic)
+    "паспорт", "инн", "снилс", "водительское удостоверение", "водительского удостоверения",
+    "удостоверение личности", "ідентифікаційний код", "ідентифікаційний номер", "іпн", "рнокпп",
+    "посвідчення водія", "јмбг", "егн", "лична карта", "личне карте",
+    # Hindi, Urdu, Persian, Arabic, Hebrew
+    "आधार", "पैन कार्ड", "पैन नंबर", "पासपोर्ट", "मतदाता पहचान", "वोटर आईडी",
+    "شناختی کارڈ", "قومی شناختی", "پاسپورٹ", "کد ملی", "کارت ملی", "شماره ملی", "گذرنامه", "رقم الهوية",
+    "بطاقة الهوية", "جواز السفر", "الرقم القومي", "תעודת זהות", "תעודת הזהות", "מספר זהות", "ת.ז", "דרכון",
+    # Swahili, Malay/Indonesian, Filipino, Vietnamese
+    "kitambulisho", "kad pengenalan", "nomor induk kependudukan", "paspor", "philsys", "căn cước", "hộ chiếu",
+    # Chinese, Japanese, Korean
+    "身份证", "护照", "マイナンバー", "旅券", "パスポート", "주민등록번호", "여권",
+)
+
+
+def word_alternation(words: tuple[str, ...]) -> str:
+    """A regex alternation of `words` as the checks see them (`fold`: accents dropped, look-alike
+    letters made Latin), each in lower, capitalised and upper case — Greek and Cyrillic letters fold
+    differently by case — longest first, a space matching any run of spaces."""
+    forms = {fold(f) for w in words for f in (w, w.lower(), w.capitalize(), w.upper())}
+    return "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in sorted(forms, key=lambda f: (-len(f), f)))
+
+
+#: An id given after its word: digits (in any script) in groups, at most three letters before
+#: ("AB 123456 C"); or, upper case only, letters and digits mixed ("C4X82M19K", "CA 48213 PB").
+_ID_VALUE = (r"(?P<value>[A-Z]{0,3}[\d][\d .\-/]{3,18}(?-i:[\dA-Z])"
+             r"|(?<![A-Za-z0-9])(?-i:(?=[A-Z]{0,3}[ -]?[A-Z0-9]*\d)[A-Z0-9]{1,20}(?:[ -][A-Z0-9]{1,10}){0,2})(?!\w))"
+             r"(?![\d])")
 _NATIONAL = re.compile(
-    rf"(?i)(?:\b|(?<=\W))(?:{_NATIONAL_WORD})\b[^\d\n]{{0,40}}?(?P<value>[A-Z]{{0,3}}[\d][\d .\-/]{{3,18}}[\dA-Z])(?![\d])")
+    rf"(?i)(?:(?:\b|(?<=\W))(?:{_NATIONAL_WORD})\b|(?<!\w)(?:{word_alternation(_NATIONAL_STEMS)})[^\W\d_]*"
+    rf"|\b(?-i:{_NATIONAL_UPPER})\b)(?P<gap>[^\d\n]{{0,40}}?){_ID_VALUE}")
+#: A word in the gap that names another number: the value is that number ("Steuernummer-Anfrage
+#: läuft, Aktenzeichen 27/114/0093": a file reference), not the id.
+_ANOTHER_NUMBER = re.compile(r"(?i)\b(?:aktenzeichen|az|reference|ref|order|invoice|case|ticket|file|dossier|"
+                             r"expediente|pratica|booking|claim|tracking|bestellnummer|rechnungsnummer|"
+                             r"kundennummer|vorgangsnummer|referen\w*|phone|telefon\w*|tel)\b")
+#: An Italian codice fiscale: six letters (surname, name), birth year, month letter, day, place, check letter.
+_CODICE_FISCALE = re.compile(r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b")
 _DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
 _SIN_UPPER = re.compile(r"\bSIN\b[^\d\n]{0,30}?(?P<value>\d{3}[ -]?\d{3}[ -]?\d{3})\b")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
@@ -373,6 +449,16 @@ def _entropy(s: str) -> float:
     return -sum(c / len(s) * math.log2(c / len(s)) for c in counts.values())
 
 
+def _id_value_ok(value: str) -> bool:
+    """Whether a value after an id word is an id: five digits or more, or six characters or more
+    mixing four digits with letters ("L8KX42T19"); not a date, not one repeated character."""
+    digits = len(re.sub(r"\D", "", value))
+    alnum = re.sub(r"\W", "", value)
+    if _DATE.fullmatch(value) or len(set(alnum)) < 3:
+        return False
+    return digits >= 5 or (digits >= 4 and 6 <= len(alnum) <= 20 and alnum != re.sub(r"\D", "", alnum))
+
+
 def _labelled_as_other(text: str, start: int) -> bool:
     """A number introduced as an order, tracking, room ... number, with no card word near it."""
     before = text[max(0, start - 40):start]
@@ -409,8 +495,12 @@ def _numbers(v: View) -> list[FlaggedSpan]:
             value = m.group("value").rstrip(" .-/")
             if _SHIPPED.search(t[max(0, m.start() - 40):m.start("value")]):
                 continue  # "tracking for the passport renewal: RP…GB": a parcel's number
-            if len(re.sub(r"\D", "", value)) >= 5 and not _DATE.fullmatch(value):
+            if m.groupdict().get("gap") and _ANOTHER_NUMBER.search(m.group("gap")):
+                continue
+            if _id_value_ok(value):
                 add("national_id", m.start("value"), m.start("value") + len(value))
+    for m in _CODICE_FISCALE.finditer(t):
+        add("national_id", m.start(), m.end())
     for m in _IBAN.finditer(t):
         if _iban_ok(m.group()):
             add("bank_account", m.start(), m.end())
