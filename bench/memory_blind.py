@@ -8,7 +8,8 @@
     python bench/memory_blind.py --set blind5      # the fifth, the test for two looks, training data since blind6
     python bench/memory_blind.py --set blind6      # the sixth, the test for five runs, the heads' training data since blind8
     python bench/memory_blind.py --set blind7      # the seventh, the test for one change (2026-12-06, fourth session)
-    python bench/memory_blind.py --set blind8      # the eighth, the test since (bench/data/blind8/README.md):
+    python bench/memory_blind.py --set blind8      # the eighth, the test for two changes
+    python bench/memory_blind.py --set blind9      # the ninth, the test since (bench/data/blind9/README.md):
                                                    # every case held out, never fitted on
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
@@ -108,10 +109,17 @@ SEVENTH = ROOT / "bench" / "data" / "blind7"
 #: 2026-12-06 (a Rotterdam vet-clinic owner, her husband from Izmir, his stepmother in Bologna, a
 #: vet nurse from Jaipur, a Russian-speaking bookkeeper; 45 % of each file in Dutch, Turkish,
 #: Italian, Hindi, Russian or code-switched, every case naming its `lang`), frozen before any look.
-#: The test from its writing: never fitted on and never read item by item.
+#: The test for two changes (the heads over ten sets, personal data in many languages), never
+#: fitted on and never read item by item.
 EIGHTH = ROOT / "bench" / "data" / "blind8"
+#: The ninth (`bench/data/blind9/`, its README): written by a ninth independent helper on
+#: 2026-12-06 (a dive-school owner in Crete who exports olive oil, her partner from Beirut, her
+#: father in Gothenburg, an importer in Osaka, an instructor from Guadalajara; 45 % of each file in
+#: Greek, Arabic, Swedish, Japanese, Spanish or code-switched, every case naming its `lang`),
+#: frozen before any look. The test from its writing: never fitted on and never read item by item.
+NINTH = ROOT / "bench" / "data" / "blind9"
 SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH, "blind6": SIXTH,
-            "blind7": SEVENTH, "blind8": EIGHTH}
+            "blind7": SEVENTH, "blind8": EIGHTH, "blind9": NINTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -519,7 +527,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2 to blind8: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2 to blind9: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.set != "blind" and args.half == "dev":
