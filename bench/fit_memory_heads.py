@@ -213,19 +213,35 @@ def probability(fitter: HeadFitter, logit: np.ndarray, features: np.ndarray) -> 
 
 def out_of_fold(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int], folds: int,
                 Cs: tuple[float, ...] | None = None) -> dict[str, dict[str, float]]:
-    """P(q) per dev text (by text), each from heads fitted without that case's fold."""
+    """P(q) per dev text (by text), each from heads fitted without that case's fold; a text with
+    no out-of-fold flag logit (heads that read one) gets none (`scored_cases`)."""
     out: dict[str, dict[str, float]] = {q: {} for q in QUESTIONS}
-    dev_texts = {it.text for it in items if it.case is not None}
     for k in range(n_folds(folds)):
         train = [it for it in items if it.case is None or _fold(it.case["id"], folds) != k]
         test = sorted({it.text for it in items if it.case is not None and _fold(it.case["id"], folds) == k})
         for q in QUESTIONS:
             fitted = fitter(feats, q, Cs).fit(*design(train, feats, index, q)[:3])
-            ix = [index[t] for t in test]
+            mine = [t for t in test if not READS.startswith("flag") or not np.isnan(feats[q]["flag"][index[t]])]
+            ix = [index[t] for t in mine]
             p = probability(fitted, feats[q]["logit"][ix], columns(feats, q, ix))
-            out[q].update(zip(test, p.tolist(), strict=True))
-    assert all(t in out["poison"] for t in dev_texts)
+            out[q].update(zip(mine, p.tolist(), strict=True))
     return out
+
+
+def scored_cases(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, float]]
+                 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, int]]:
+    """The dev cases every flag scored out of fold, and how many of each file were left out: a
+    case whose text, as the gate now shows it, has no out-of-fold flag logit because code's
+    redaction changed since `python -m training flags oof` ran (the fold models are not kept, so
+    only a new `oof` run scores it)."""
+    kept: dict[str, list[dict[str, Any]]] = {}
+    left: dict[str, int] = {}
+    for name, cs in cases.items():
+        ok = [c for c in cs if all(seen(c["text"]) in p[q] for q in QUESTIONS)
+              and (name != "secrets" or c["text"] in p["secret"])]
+        kept[name] = ok
+        left[name] = len(cs) - len(ok)
+    return kept, left
 
 
 @functools.cache
@@ -274,6 +290,9 @@ def main() -> None:
         if it.case is not None and not it.source.endswith("-seen"):
             cases.setdefault(it.source.removeprefix("dev:"), []).append(it.case)
     oof = out_of_fold(items, feats, index, args.folds)
+    cases, left = scored_cases(cases, oof)
+    if any(left.values()):
+        print(f"left out, no out-of-fold flag logit for the text as shown now (rerun `python -m training flags oof`): {left}")
     base = {q: {t: float(1 / (1 + np.exp(-feats[q]["logit"][index[t]]))) for t in oof[q]} for q in QUESTIONS}
     n = {k: len(v) for k, v in cases.items()}
     print(f"dev cases {n}")

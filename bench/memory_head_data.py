@@ -3,8 +3,9 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the seventh or eighth blind set (`bench/data/blind7/`,
-the test since 2026-12-06's fourth session; `blind8/`, since its fifth):
+Where the labels come from, none of them the seventh, eighth or ninth blind set
+(`bench/data/blind7/`, the test since 2026-12-06's fourth session; `blind8/` and `blind9/`,
+written in its fifth):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
