@@ -103,6 +103,7 @@ ADMITTING = {"poison": 0.01, "secret": 0.01, "poorer": 0.01, "related": 0.01, "w
              "relation": {"restatement": 0.1, "correction": 0.1, "enrichment": 0.8}}
 
 
+@pytest.mark.filterwarnings("ignore::seams.errors.CalibrationWarning")  # a fixed judge: the fitted block is stale
 @pytest.mark.parametrize("pii", ["admit", "redact", "hold"])
 def test_a_redaction_that_completes_a_credentials_shape_is_redacted_again(tmp_path, pii):
     """Redacting "(Fiesta)" left "login = first car ([password])", which code reads as a stated
@@ -117,6 +118,27 @@ def test_a_redaction_that_completes_a_credentials_shape_is_redacted_again(tmp_pa
     kept = gate.store.get(r.stored.id).text
     assert not find_secrets(kept) and "Fiesta" not in kept and "33018" not in kept
     assert b"Fiesta" not in _on_disk(tmp_path) and b"33018" not in _on_disk(tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore::seams.errors.CalibrationWarning")
+def test_a_candidate_longer_than_a_memory_may_be_is_refused_before_anything_runs(tmp_path):
+    """Code's scans grow faster than the text on some shapes, so the gate takes at most
+    MAX_CANDIDATE_CHARS (and the store MAX_MEMORY_CHARS): an InputError that names the limit,
+    before any judge is asked, and nothing written."""
+    from seams.builtin.memory import MAX_CANDIDATE_CHARS, MAX_MEMORY_CHARS
+
+    store = MemoryStore(tmp_path / "memories.db")
+    judge = FixedJudge(ADMITTING)
+    with pytest.raises(InputError, match=r"at most 4,000 characters \(seams.builtin.memory.MAX_CANDIDATE_CHARS\), "
+                                         r"got 4,001"):
+        MemoryGate(store, judge=judge).remember("1.2." * 1000 + "3")
+    assert store.all() == [] and judge.calls == 0
+    fact = ("The kids want pancakes on Sundays and waffles on Saturdays. " * 100)[:MAX_CANDIDATE_CHARS]
+    assert len(fact) == MAX_CANDIDATE_CHARS
+    assert MemoryGate(store, judge=FixedJudge(ADMITTING)).remember(fact).outcome == "admit"
+    with pytest.raises(InputError, match=r"at most 8,000 characters \(seams.builtin.memory.MAX_MEMORY_CHARS\)"):
+        store.add("x" * (MAX_MEMORY_CHARS + 1))
+    assert len(store.all()) == 1
 
 
 def test_the_store_refuses_a_secret_in_every_status(tmp_path):

@@ -85,6 +85,20 @@ PII_SETTINGS: tuple[PiiSetting, ...] = ("admit", "redact", "hold")
 
 #: What the `memory` field says when nothing is stored yet (the gate then decides on worth alone).
 NOTHING_STORED = "nothing stored"
+#: The longest candidate (and stored memory) in characters. A memory is a short fact (the longest of
+#: some 11,000 labelled candidates has 261 characters); code's secret and personal-data scans grow
+#: faster than the text on some shapes (9,000 characters of "1.2.3.…" take seconds,
+#: `bench/memory_code_scan_cost.py`), so a document is split into facts before it reaches the gate.
+MAX_CANDIDATE_CHARS = 4_000
+#: The longest text the store writes: twice a candidate's, since a redaction's placeholder can be
+#: longer than the value it replaces ("[date_of_birth]" for "1/2/90").
+MAX_MEMORY_CHARS = 2 * MAX_CANDIDATE_CHARS
+
+
+def _length_problem(text: str, what: str, limit: int, name: str) -> None:
+    if len(text) > limit:
+        raise InputError(f"{what} is at most {limit:,} characters (seams.builtin.memory.{name}), got "
+                         f"{len(text):,}: a memory is a short fact; split a document into facts first")
 
 # ---------------------------------------------------------------------------------------------
 # the store
@@ -175,6 +189,7 @@ class MemoryStore:
                 enriches: str | None, meta: dict[str, Any] | None) -> str:
         if not isinstance(text, str) or not text.strip():
             raise InputError("a memory needs non-empty text")
+        _length_problem(text, "a memory", MAX_MEMORY_CHARS, "MAX_MEMORY_CHARS")
         findings = find_secrets(text)
         if findings:  # the last net: whatever the caller decided, a secret is never written
             kinds = ", ".join(sorted({f.kind for f in findings}))
@@ -380,6 +395,7 @@ class MemoryGate:
         `pii="redact"` took out of the candidate (the states hold the redacted text)."""
         if not isinstance(candidate, str) or not candidate.strip():
             raise InputError("a candidate memory is a non-empty string")
+        _length_problem(candidate, "a candidate memory", MAX_CANDIDATE_CHARS, "MAX_CANDIDATE_CHARS")
         problem = text_problem(candidate)
         if problem is not None:
             raise InputError(f"a candidate memory {problem}")
@@ -404,6 +420,9 @@ class MemoryGate:
         if text is None:  # what code redacted still reads as a secret: nothing of it may be kept
             return Admission("reject", candidate, "what code redacted still reads as a secret; never stored",
                              findings=redacted, redacted=None), [], [], ()
+        if len(text) > MAX_MEMORY_CHARS:  # the store would refuse it: refused here, never raised there
+            return Admission("reject", candidate, f"redacted, it is longer than a memory may be ({MAX_MEMORY_CHARS:,} "
+                             "characters); never stored", findings=redacted, redacted=None), [], [], ()
         if personal and self.pii == "hold":
             kinds = sorted({f.kind for f in personal})
             return Admission("hold", candidate, f"holds personal data ({', '.join(kinds)}: seen in code); "
@@ -620,4 +639,4 @@ def _reason(d: Decision) -> str:
     return f"rule {d.rule!r}: {what} at {p} ({d.zone} zone, threshold {d.threshold})"
 
 
-__all__ = ["NOTHING_STORED", "PII_SETTINGS", "Admission", "Memory", "MemoryGate", "MemoryStore", "lexical_similarity"]
+__all__ = ["MAX_CANDIDATE_CHARS", "MAX_MEMORY_CHARS", "NOTHING_STORED", "PII_SETTINGS", "Admission", "Memory", "MemoryGate", "MemoryStore", "lexical_similarity"]
