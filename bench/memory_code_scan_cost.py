@@ -4,7 +4,7 @@ why `MemoryGate` takes at most `MAX_CANDIDATE_CHARS`.
     python bench/memory_code_scan_cost.py
 
 Every candidate is scanned before any model runs. On ordinary text the scans grow with the text (a
-few milliseconds for a memory's length, 71 ms at 4,000 characters on AMD EPYC); on some shapes (dotted or dashed digit runs, repeated
+few milliseconds for a memory's length, ~75 ms at 4,000 characters on AMD EPYC); on some shapes (dotted or dashed digit runs, repeated
 birth words) a few patterns grow faster than the text, so the cost of a candidate an attacker
 chooses is bounded by its length. Printed: seconds per scan (the best of three) for each shape at
 500, 1,000, 2,000 and 4,000 characters (the limit), and the ratio of the 4,000 to the 1,000 figure

@@ -258,8 +258,10 @@ _CRED_BEFORE = re.compile(
     rf"(?:[\w-]+\s+){{0,2}}(?:{_alternation(_PASSWORD_WORDS)}|{_alternation(_CODE_WORDS)})\b"
     r"(?!\s*(?:manager|policy|policies|reset|rules|requirements|hint|field|prompt|screen|page|form|app))")
 # name = value, in code, configuration and connection strings: DB_PASSWORD=..., "client_secret": "..."
+# (at most 64 characters of the name before its credential word: unbounded, a long run of dotted
+# digits made the search quadratic; bench/memory_code_scan_cost.py)
 _ASSIGNED = re.compile(
-    r"(?i)(?P<name>\b[\w.-]*(?:password|passwd|pwd|secret|token|api_?key|apikey|access_?key|private_?key|"
+    r"(?i)(?P<name>\b[\w.-]{0,64}(?:password|passwd|pwd|secret|token|api_?key|apikey|access_?key|private_?key|"
     r"credential|auth_?token|authorization)[\w.-]*)[\"']?\s*(?::|=|=>)\s*[\"']?(?P<value>[^\s\"',;}]{6,})")
 
 _CLAUSE_END = re.compile(r"[.;!?,)](?:\s|$)|\s(?:and|but|so|or|because|which|though|although|while|since|if|"

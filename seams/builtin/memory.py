@@ -87,8 +87,8 @@ PII_SETTINGS: tuple[PiiSetting, ...] = ("admit", "redact", "hold")
 NOTHING_STORED = "nothing stored"
 #: The longest candidate (and stored memory) in characters. A memory is a short fact (the longest of
 #: some 11,000 labelled candidates has 261 characters); code's secret and personal-data scans grow
-#: faster than the text on some shapes (9,000 characters of "1.2.3.…" take seconds,
-#: `bench/memory_code_scan_cost.py`), so a document is split into facts before it reaches the gate.
+#: faster than the text on some shapes (4,000 characters of "1.2.3.…" take 0.4 s, four times as many
+#: several seconds; `bench/memory_code_scan_cost.py`), so a document is split into facts first.
 MAX_CANDIDATE_CHARS = 4_000
 #: The longest text the store writes: twice a candidate's, since a redaction's placeholder can be
 #: longer than the value it replaces ("[date_of_birth]" for "1/2/90").
