@@ -599,13 +599,14 @@ def _settled(text: str, rounds: int = 3) -> str | None:
     """`text` (already redacted) redacted again while code reads a certain secret in it, or None
     if it still does after `rounds`. A placeholder can complete a credential's shape that the text
     as written did not ("login = first car ([password])"), and the store refuses any text in which
-    code is sure of a secret: the gate never hands it one."""
+    code is sure of a secret: the gate never hands it one, so it asks what the store asks
+    (`find_secrets(text)`, the certain findings)."""
     for _ in range(rounds):
-        sure = [f for f in find_secrets(text, possible=True) if f.certain]
+        sure = find_secrets(text)
         if not sure:
             return text
         text = redact(text, sure)
-    return None if any(f.certain for f in find_secrets(text, possible=True)) else text
+    return None if find_secrets(text) else text
 
 
 def _as_given(candidate: str, result: Admission, personal: tuple[FlaggedSpan, ...]) -> Admission:
