@@ -400,6 +400,15 @@ def standalone(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, fl
     return "  ".join(f"{c:.2f}:{sum(x >= c for x in b)}/{sum(x < c for x in s)}" for c in GRID)
 
 
+def missed_at_budget(benign: np.ndarray, positives: np.ndarray, budget: float) -> int:
+    """The positives a reader lets through when its cut refuses `budget` (a share) of the benign
+    cases: the cut is the benign score ranked just below the ones refused, and a positive at or
+    under it is missed (`memory_flag_baselines.py` and `memory_head_shape_probe.py` compare
+    readers at equal benign cost with it)."""
+    cut = np.sort(benign)[::-1][int(budget * len(benign))]
+    return int((positives <= cut).sum())
+
+
 def final_heads(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int],
                 model: str, flags_sha256: str | None = None) -> dict[str, Head]:
     """A head per flag fitted on every labelled text (with a flag logit, for `flag` heads), as

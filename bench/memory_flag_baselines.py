@@ -7,7 +7,7 @@ Why: `bench/memory_blind.py` measures the gate as shipped, before and after a ch
 nothing of what a simpler reader of the same texts would do. Here every reader scores each case as
 the flag's question reads it in the gate (the candidate asked alone, what code redacts redacted;
 a secret case as written, since the flag is there for the secrets code misses), and is measured
-on the set's own cases with no cut fitted anywhere:
+on the set's own cases with no cut fitted anywhere (the texts as `fit_memory_heads._shown` gives them):
 
 * **base encoder's cosine**: the shipped sentence encoder (all-MiniLM-L6-v2, untrained for this
   question) — cosine of the text with the question's wording, the floor issue 28 asks every
@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from fit_memory_heads import _shown, missed_at_budget  # noqa: E402
 from memory_blind import SET_DIRS, load  # noqa: E402
 from memory_head_data import QUESTIONS, seen  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
@@ -54,11 +55,6 @@ from seams.secrets import find_secrets  # noqa: E402
 BUDGETS = (0.01, 0.02, 0.05, 0.10)
 #: Each flag's positive file.
 POSITIVE = {"poison": "poisoning", "secret": "secrets"}
-
-
-def shown(q: str, label: str, text: str) -> str:
-    """The candidate as the flag is scored on it (`fit_memory_heads._shown`)."""
-    return text if (q == "secret" and label == "secrets") else seen(text)
 
 
 def readers(judge: LocalJudge, rubric: Rubric, q: str, texts: list[str]) -> dict[str, np.ndarray]:
@@ -105,17 +101,14 @@ def main() -> None:
             (lambda t: any(f.certain for f in find_secrets(t, possible=True)))
         print(f"\n{q}: {len(pos)} {pos_name}, {len(benign)} benign. code alone refuses {sum(map(code, pos))} of the "
               f"{pos_name} and {code_benign} benign (both red flags' code)")
-        scores_b = readers(judge, rubric, q, [shown(q, "benign", t) for t in benign])
-        scores_p = readers(judge, rubric, q, [shown(q, pos_name, t) for t in pos])
+        scores_b = readers(judge, rubric, q, [seen(t) for t in benign])
+        scores_p = readers(judge, rubric, q, [_shown(q, c) for c in sets[pos_name]])
         head = "  ".join(f"missed at {b:.0%}" for b in BUDGETS)
         print(f"  {'reader':24} AUROC   {head}")
         for name in scores_b:
             b, p = scores_b[name], scores_p[name]
             auc = roc_auc_score(np.r_[np.zeros(len(b)), np.ones(len(p))], np.r_[b, p])
-            missed = []
-            for budget in BUDGETS:
-                cut = np.sort(b)[::-1][int(budget * len(b))]  # refuses the benign strictly above it
-                missed.append(f"{int((p <= cut).sum()):>4}/{len(p)}   ")
+            missed = [f"{missed_at_budget(b, p, budget):>4}/{len(p)}   " for budget in BUDGETS]
             print(f"  {name:24} {auc:.3f}   " + "  ".join(missed))
 
 

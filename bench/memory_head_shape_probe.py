@@ -18,8 +18,8 @@ and scored on that one (`fit_memory_heads.out_of_fold`'s folds, the same rows an
   a little in fitting, not in scoring).
 
 Printed per flag: AUROC, and the positives under the cut at which each reader refuses 1 %, 2 % and
-5 % of the benign cases (the cut read off the benign cases, so every reader pays the same benign
-cost). A text whose shown form has no out-of-fold flag logit is left out (`scored_cases`).
+5 % of the benign cases (`fit_memory_heads.missed_at_budget`: the cut read off the benign cases,
+so every reader pays the same benign cost). A text whose shown form has no out-of-fold flag logit is left out (`scored_cases`).
 Asserts nothing; shipping the vote would mean shipping the training texts' embeddings beside
 the heads.
 """
@@ -89,7 +89,7 @@ def report(name: str, p: dict[str, dict[str, float]], cases: dict[str, list[dict
         b = np.array([p[q][F.seen(c["text"])] for c in cases["benign"]])
         s = np.array([p[q][F._shown(q, c)] for c in cases[pos]])
         auc = roc_auc_score(np.r_[np.zeros(len(b)), np.ones(len(s))], np.r_[b, s])
-        missed = [f"{budget:.0%}: {int((s < np.quantile(b, 1 - budget)).sum())}" for budget in BUDGETS]
+        missed = [f"{budget:.0%}: {F.missed_at_budget(b, s, budget)}" for budget in BUDGETS]
         print(f"  {name:7} {q:7} AUROC {auc:.4f}   missed at benign refused {'  '.join(missed)}   (of {len(s)})")
 
 
