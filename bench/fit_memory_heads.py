@@ -1,7 +1,7 @@
 """Fit heads and cut-points for the memory rubric's red flags (`poison`, `secret`) and report
 what they would do on the labelled training sets (`bench/memory_head_data.py`), out of fold.
 
-    python bench/fit_memory_heads.py [--write] [--folds 0]
+    python bench/fit_memory_heads.py [--write] [--folds 0] [--reads flag+text]
 
 The labelled texts and the model's pair features are `bench/memory_head_data.py`'s. A head (a
 logistic model over the model's logit and its pair features, `seams.calibration.head_fitting`)
@@ -31,9 +31,12 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
+import json
 import sys
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +60,8 @@ from seams.instructions import find_instructions  # noqa: E402
 from seams.judges.head import Head, heads_digest  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.multilingual import encoder  # noqa: E402
+from seams.judges.local.neighbours import quantised, votes  # noqa: E402
+from seams.judges.local.runtime import machine  # noqa: E402
 from seams.rubric import (
     Rubric,  # noqa: E402
     question_fingerprint,  # noqa: E402
@@ -114,7 +119,23 @@ SECRET_KEPT = 0.01
 #: Since 2026-12-06 (fourth session) they read `flag+text`: that logit, and multilingual-e5-small's
 #: embedding of the same text (`seams.judges.local.multilingual`, 384 columns at `TEXT_SCALE`), since
 #: the classifier reads English word pieces and lets most poisonings in other languages through.
-READS = "flag+text"
+#: Since 2026-12-07 they read `flag+text+vote`: those, and the share of positives among the
+#: text's `NEIGHBOURS` nearest labelled texts by that embedding (`seams.judges.local.neighbours`),
+#: which the model ships as a table (`NEIGHBOURS_FILE`, config `flags.neighbours`).
+READS = "flag+text+vote"
+#: How many nearest labelled texts vote (`flag+text+vote`). Out of fold over thirteen sets (AMD
+#: EPYC, 2026-12-07), the gate at the cuts the rules choose, benign refused of 5,301 / secrets kept
+#: of 4,487 / poisonings admitted of 3,808: `flag+text` 505 / 44 / 932; with the vote of 25
+#: neighbours 430 / 44 / 897, 10: 421 / 43 / 887, 5: 413 / 44 / 876, **3: 400 / 43 / 849**,
+#: 1: 388 / 44 / 846. Three: as good as one, and not the word of a single text. (A row's own text
+#: alone left out of its fitting vote, instead of its set: 393 / 43 / 840 at 3, within noise; the
+#: set is left out, as a new author's text has no set of its own in the table.)
+NEIGHBOURS = 3
+#: Per flag, the scale of the vote's column against the flag's after standardisation: 1, 3 and 10
+#: gave the same gate within 3 cases (10 neighbours: 421 / 43 / 887, 418 / 44 / 885, 418 / 43 / 885).
+VOTE_SCALE: dict[str, float] = {"poison": 1.0, "secret": 1.0}
+#: The neighbour table's file in the model directory.
+NEIGHBOURS_FILE = "neighbours.npz"
 #: Per flag, the scale of the embedding's columns against the pair features' after standardisation.
 EMBED_SCALE: dict[str, float] = {"poison": 0.1, "secret": 0.03}
 #: Per flag, the scale of the multilingual embedding's columns against the flag's (`flag+text`):
@@ -136,7 +157,6 @@ BY_SET = tuple(TRAINING_SETS)
 def _fold(case_id: str, folds: int) -> int:
     if folds == 0:
         return BY_SET.index(case_id.split("/", 1)[0])
-    import hashlib
     return int(hashlib.sha256(f"fold:{case_id}".encode()).hexdigest(), 16) % folds
 
 
@@ -144,21 +164,81 @@ def n_folds(folds: int) -> int:
     return folds or len(BY_SET)
 
 
+def rows_of(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int], q: str) -> list[Item]:
+    """The items a flag's head is fitted on: labelled for it, with an out-of-fold flag logit (heads
+    that read one)."""
+    return [it for it in items if q in it.labels and (not READS.startswith("flag") or not np.isnan(feats[q]["flag"][index[it.text]]))]
+
+
 def design(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int], q: str
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Item]]:
-    rows = [it for it in items if q in it.labels and (not READS.startswith("flag") or not np.isnan(feats[q]["flag"][index[it.text]]))]
+    """A flag's fitting rows: the model's logit, what the head reads (`columns`; a row's vote is
+    over `items`' table without the row's own labelled set, as a new author's text will have no
+    set of its own there), the labels, the items."""
+    rows = rows_of(items, feats, index, q)
     ix = [index[it.text] for it in rows]
-    return feats[q]["logit"][ix], columns(feats, q, ix), np.array([it.labels[q] for it in rows], int), rows
+    vote = None
+    if READS == "flag+text+vote":
+        vote = table(items, feats, index).votes(q, feats[q]["text"][ix], np.array([group(it) for it in rows]))
+    return feats[q]["logit"][ix], columns(feats, q, ix, vote), np.array([it.labels[q] for it in rows], int), rows
 
 
-def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int]) -> np.ndarray:
+def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int], vote: np.ndarray | None = None) -> np.ndarray:
     """What the heads read of these texts (`READS`): the pair features, then the state's
-    embedding; or the flag classifier's out-of-fold logit."""
+    embedding; or the flag classifier's out-of-fold logit, the multilingual embedding and the
+    neighbours' vote (`vote`, computed by the caller against the table the head will see)."""
     if READS == "flag":
         return feats[q]["flag"][ix][:, None]
     if READS == "flag+text":
         return np.c_[feats[q]["flag"][ix], feats[q]["text"][ix]]
+    if READS == "flag+text+vote":
+        assert vote is not None
+        return np.c_[feats[q]["flag"][ix], feats[q]["text"][ix], vote]
     return np.c_[feats[q]["features"][ix], feats[q]["state"][ix]] if READS == "pair+state" else feats[q]["features"][ix]
+
+
+def group(it: Item) -> str:
+    """The labelled set an item comes from (its source for the written corpus and calibration)."""
+    return it.case["id"].split("/", 1)[0] if it.case is not None else it.source
+
+
+@dataclass(frozen=True)
+class Table:
+    """The labelled texts a `flag+text+vote` head votes over: each distinct text of the flags'
+    fitting rows, its multilingual embedding as the model ships it (int8, `neighbours.quantised`),
+    its label per flag (-1: not labelled for it; a text labelled twice keeps the positive) and its set."""
+
+    vectors: np.ndarray
+    labels: np.ndarray
+    groups: np.ndarray
+
+    def votes(self, q: str, embeddings: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
+        """The vote of each embedding's `NEIGHBOURS` nearest rows on flag `q` (leaving out the rows
+        of the query's own set when `groups` is given)."""
+        return votes(quantised(embeddings), self.vectors, self.labels[:, QUESTIONS.index(q)], NEIGHBOURS,
+                     None if groups is None else (groups, self.groups))
+
+
+def table(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int]) -> Table:
+    """`Table` over `items`' fitting rows for both flags (kept per distinct list of items: the
+    out-of-fold loop asks for each fold's twice)."""
+    key = (id(items), len(items))
+    if _TABLES.get("key") != key:
+        labels: dict[str, list[int]] = {}
+        groups: dict[str, str] = {}
+        for j, q in enumerate(QUESTIONS):
+            for it in rows_of(items, feats, index, q):
+                row = labels.setdefault(it.text, [-1] * len(QUESTIONS))
+                row[j] = max(row[j], int(it.labels[q]))
+                groups.setdefault(it.text, group(it))
+        texts = list(labels)
+        _TABLES.update(key=key, table=Table(quantised(feats[QUESTIONS[0]]["text"][[index[t] for t in texts]]),
+                                            np.array([labels[t] for t in texts], dtype=np.int8),
+                                            np.array([groups[t] for t in texts])))
+    return _TABLES["table"]
+
+
+_TABLES: dict[str, Any] = {}
 
 
 def with_flags(feats: dict[str, dict[str, np.ndarray]], texts: list[str]) -> None:
@@ -176,7 +256,6 @@ def with_text(feats: dict[str, dict[str, np.ndarray]], texts: list[str], path: P
     """Add the multilingual encoder's embedding of each text as the flag reads it (`shown`) to
     `feats`, as `feats[q]["text"]` (the same for both flags); kept in `path` by text under the digest
     of the encoder's identity (`memory_head_data.rows_cached`)."""
-    import hashlib
 
     from training.flags import shown
 
@@ -197,8 +276,10 @@ def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...
     the heads read it) at the flag's `EMBED_SCALE`, the logit at its `LOGIT_SCALE`."""
     if READS == "flag":
         return HeadFitter(**({"Cs": Cs} if Cs else {}), logit_scale=LOGIT_SCALE[q])
-    if READS == "flag+text":
+    if READS in ("flag+text", "flag+text+vote"):
         text = np.r_[1.0, np.full(feats[q]["text"].shape[1], TEXT_SCALE[q])]
+        if READS == "flag+text+vote":
+            text = np.r_[text, VOTE_SCALE[q]]
         return HeadFitter(**({"Cs": Cs} if Cs else {}), feature_scale=text, logit_scale=LOGIT_SCALE[q])
     scale: float | np.ndarray = 1.0
     if READS == "pair+state":
@@ -223,7 +304,8 @@ def out_of_fold(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
             fitted = fitter(feats, q, Cs).fit(*design(train, feats, index, q)[:3])
             mine = [t for t in test if not READS.startswith("flag") or not np.isnan(feats[q]["flag"][index[t]])]
             ix = [index[t] for t in mine]
-            p = probability(fitted, feats[q]["logit"][ix], columns(feats, q, ix))
+            vote = table(train, feats, index).votes(q, feats[q]["text"][ix]) if READS == "flag+text+vote" else None
+            p = probability(fitted, feats[q]["logit"][ix], columns(feats, q, ix, vote))
             out[q].update(zip(mine, p.tolist(), strict=True))
     return out
 
@@ -271,11 +353,22 @@ def simulate(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, floa
 
 
 def main() -> None:
+    global READS, NEIGHBOURS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--folds", type=int, default=0, help="0: one fold a labelled set (BY_SET); k: hashed k-fold")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--reads", choices=("flag+text", "flag+text+vote"), default=READS,
+                    help="what the heads read (the shipped `READS` by default; the other for the figures before)")
+    ap.add_argument("--vote-scale", type=float, default=None, help="both flags' `VOTE_SCALE` (a probe)")
+    ap.add_argument("--neighbours", type=int, default=NEIGHBOURS, help="`NEIGHBOURS`, how many vote (a probe)")
     args = ap.parse_args()
+    READS = args.reads
+    NEIGHBOURS = args.neighbours
+    print(machine().line())
+    print(f"heads read {READS}" + (f", {NEIGHBOURS} neighbours vote" if READS == "flag+text+vote" else ""))
+    if args.vote_scale is not None:
+        VOTE_SCALE.update(dict.fromkeys(VOTE_SCALE, args.vote_scale))
     items = all_items()
     texts = sorted({it.text for it in items})
     index = {t: i for i, t in enumerate(texts)}
@@ -283,7 +376,7 @@ def main() -> None:
     feats = cached(judge, texts)
     if READS.startswith("flag"):
         with_flags(feats, texts)
-    if READS == "flag+text":
+    if READS.startswith("flag+text"):
         with_text(feats, texts)
     cases: dict[str, list[dict[str, Any]]] = {}
     for it in items:
@@ -331,7 +424,8 @@ def main() -> None:
         flags = judge.flags
         if READS.startswith("flag") and flags is None:
             raise SystemExit(f"{args.model} has no flag classifier: `python -m training flags export` first")
-        heads = final_heads(items, feats, index, judge.model_id, flags.sha256[:16] if flags else None)
+        vote = write_table(table(items, feats, index), args.model) if READS == "flag+text+vote" else None
+        heads = final_heads(items, feats, index, judge.model_id, flags.sha256[:16] if flags else None, vote)
         params = {q: {"fitted_on": dict(Counter(it.source for it in items if q in it.labels)),
                       "folds": args.folds, "out_of_fold": chosen[q]} for q in QUESTIONS}
         write(heads, cuts, params)
@@ -409,17 +503,38 @@ def missed_at_budget(benign: np.ndarray, positives: np.ndarray, budget: float) -
     return int((positives <= cut).sum())
 
 
+def write_table(tab: Table, model: Path) -> str:
+    """`tab` as the model ships it (`NEIGHBOURS_FILE`, named with its sha256 in the config's
+    `flags.neighbours`); its identity (`name@<16 hex digits>`), which the heads record."""
+    path = model / NEIGHBOURS_FILE
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, vectors=tab.vectors, labels=tab.labels, names=np.array(QUESTIONS))
+    tmp.replace(path)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    config = model / "config.json"
+    cfg = json.loads(config.read_text())
+    cfg["flags"]["neighbours"] = {"file": NEIGHBOURS_FILE, "sha256": sha, "encoder": encoder().identity,
+                                  "rows": len(tab.vectors), "k": NEIGHBOURS,
+                                  "sets": sorted(set(tab.groups.tolist())),
+                                  "command": "python bench/fit_memory_heads.py --write"}
+    config.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {path} ({len(tab.vectors)} rows, {path.stat().st_size / 1e6:.1f} MB, sha256 {sha[:16]})")
+    return f"{path.stem}@{sha[:16]}"
+
+
 def final_heads(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int],
-                model: str, flags_sha256: str | None = None) -> dict[str, Head]:
+                model: str, flags_sha256: str | None = None, neighbours: str | None = None) -> dict[str, Head]:
     """A head per flag fitted on every labelled text (with a flag logit, for `flag` heads), as
-    the rubric stores it."""
+    the rubric stores it; a `flag+text+vote` head names the table it votes over (`neighbours`)."""
     rubric = Rubric.builtin("memory-admission")
     heads = {}
     for q in QUESTIONS:
         logit, x, y, rows = design(items, feats, index, q)
         flag: dict[str, Any] = {"flag": q, "flags_sha256": flags_sha256} if READS.startswith("flag") else {}
-        if READS == "flag+text":
+        if READS.startswith("flag+text"):
             flag["text_encoder"] = encoder().identity
+        if READS == "flag+text+vote":
+            flag.update(neighbours=neighbours, k=NEIGHBOURS)
         heads[q] = fitter(feats, q).fit(logit, x, y).to_head(
             model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows), reads=READS, **flag)
     return heads

@@ -7,8 +7,8 @@
     python bench/memory_blind.py --set blind4      # training data since blind5 (their READMEs)
     python bench/memory_blind.py --set blind5      # the fifth, the test for two looks, training data since blind6
     python bench/memory_blind.py --set blind6      # the sixth, the test for five runs, the heads' training data since blind8
-    python bench/memory_blind.py --set blind7      # the seventh, the test for one change (2026-12-06, fourth session)
-    python bench/memory_blind.py --set blind8      # the eighth, the test for two changes
+    python bench/memory_blind.py --set blind7      # the seventh, the test for two changes, training data since 2026-12-07
+    python bench/memory_blind.py --set blind8      # the eighth, the test for two changes, training data since 2026-12-07
     python bench/memory_blind.py --set blind9      # the ninth, the test since (bench/data/blind9/README.md):
                                                    # every case held out, never fitted on
 
@@ -101,16 +101,16 @@ SIXTH = ROOT / "bench" / "data" / "blind6"
 #: The seventh (`bench/data/blind7/`, its README): written by a seventh independent helper on
 #: 2026-12-06 (a Montréal bakery-café owner who grew up in Porto, her partner from Lviv, a baker
 #: from Lahore; 43-47 % of each file in Québec French, European Portuguese, Ukrainian, Urdu or
-#: code-switched), frozen before any look. It is the test now: never fitted on and never read item
-#: by item; its first run was the gate as it stood when it was written (`memory_blind7_before`).
-#: It had one look with a change (the `flag+text` heads) before blind8 was written.
+#: code-switched), frozen before any look. Never read item by item; its first run was the gate as
+#: it stood when it was written (`memory_blind7_before`), and it had two looks with changes. Since
+#: 2026-12-07 its cases are among the heads' training sets (the classifier was trained without it).
 SEVENTH = ROOT / "bench" / "data" / "blind7"
 #: The eighth (`bench/data/blind8/`, its README): written by an eighth independent helper on
 #: 2026-12-06 (a Rotterdam vet-clinic owner, her husband from Izmir, his stepmother in Bologna, a
 #: vet nurse from Jaipur, a Russian-speaking bookkeeper; 45 % of each file in Dutch, Turkish,
 #: Italian, Hindi, Russian or code-switched, every case naming its `lang`), frozen before any look.
 #: The test for two changes (the heads over ten sets, personal data in many languages), never
-#: fitted on and never read item by item.
+#: read item by item; since 2026-12-07 among the heads' training sets, as blind7.
 EIGHTH = ROOT / "bench" / "data" / "blind8"
 #: The ninth (`bench/data/blind9/`, its README): written by a ninth independent helper on
 #: 2026-12-06 (a dive-school owner in Crete who exports olive oil, her partner from Beirut, her

@@ -3,16 +3,16 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the seventh, eighth or ninth blind set
-(`bench/data/blind7/`, the test since 2026-12-06's fourth session; `blind8/` and `blind9/`,
-written in its fifth):
+Where the labels come from, none of them the ninth blind set (`bench/data/blind9/`, the test
+since 2026-12-06's fifth session):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
   the test until the second was written, and the second (`bench/data/blind2/`) until the third
   was, the third and fourth (blind3, blind4) until the fifth was, the fifth (blind5) until the
-  sixth was, the sixth (blind6, after five runs) until the seventh was: each set is fitted on
-  once a fresher one has taken its place;
+  sixth was, the sixth (blind6, after five runs) until the seventh was, the seventh and eighth
+  (blind7, blind8, two looks each) until the ninth was: each set is fitted on once a fresher one
+  has taken its place;
 * two training sets written for the heads (`bench/data/memtrain_a/`, `memtrain_b/`, their READMEs)
   by two more independent helpers, shown the categories but not the rules, the code or any set,
   each in a persona of its own (a bank's security engineer; a busy parent writing casually, a
@@ -24,7 +24,14 @@ written in its fifth):
   2026-12-06) in blind5's seven languages and eight more, with blind6's (Hebrew, Spanish,
   German, Polish, Catalan) kept out for the same reason. (The classifier retrained on all nine
   was not shipped at first: with flag heads it ranked blind6's secrets worse. It is shipped since
-  the fourth session of 2026-12-06, under `flag+text` heads; docs/seams.md.)
+  the fourth session of 2026-12-06, under `flag+text` heads; docs/seams.md.) And a fifth
+  (`memtrain_e/`, 2026-12-07), three-quarters in thirteen of memtrain_c's languages, with about
+  twice its poisonings each (Polish, French, Vietnamese, Swahili, Brazilian Portuguese, Korean,
+  Chinese, Finnish, Czech, Romanian, Indonesian, Hungarian, Ukrainian), and blind9's (Greek,
+  Arabic, Swedish, Japanese, Spanish) kept out: 543 poisonings, 519 benign memories (318 that look like
+  poisonings), 255 secrets, 30 PII. The classifier never saw blind7, blind8 or memtrain_e: their
+  flag logits are `final.pt`'s (`python -m training flags oof --fold blind7`), and the heads
+  reach them through the neighbours' table (`bench/fit_memory_heads.py`, `flag+text+vote`).
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
@@ -56,7 +63,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from memory_blind import FIFTH, FOURTH, FRESH, SECOND, SIXTH, load  # noqa: E402
+from memory_blind import EIGHTH, FIFTH, FOURTH, FRESH, SECOND, SEVENTH, SIXTH, load  # noqa: E402
 
 from seams.builtin.memory import NOTHING_STORED  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
@@ -78,7 +85,8 @@ TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
                  "memtrain_a": ROOT / "bench" / "data" / "memtrain_a",
                  "memtrain_b": ROOT / "bench" / "data" / "memtrain_b", "blind3": FRESH, "blind4": FOURTH,
                  "memtrain_c": ROOT / "bench" / "data" / "memtrain_c", "blind5": FIFTH,
-                 "memtrain_d": ROOT / "bench" / "data" / "memtrain_d", "blind6": SIXTH}
+                 "memtrain_d": ROOT / "bench" / "data" / "memtrain_d", "blind6": SIXTH,
+                 "blind7": SEVENTH, "blind8": EIGHTH, "memtrain_e": ROOT / "bench" / "data" / "memtrain_e"}
 
 
 @dataclass(frozen=True)

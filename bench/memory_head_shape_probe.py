@@ -15,13 +15,14 @@ and scored on that one (`fit_memory_heads.out_of_fold`'s folds, the same rows an
 * **knn** — a logistic model over the logit, the embedding and the share of positives among the
   text's 10 nearest training texts by the embedding's cosine (in the fitting rows, each text's
   neighbours leave itself out; two rows of one text still see each other, which flatters the vote
-  a little in fitting, not in scoring).
+  a little in fitting, not in scoring). The shipped heads read the vote since 2026-12-07
+  (`bench/fit_memory_heads.py`, `flag+text+vote`), fitted with each row's own set left out of its
+  vote instead, and through `HeadFitter` rather than this logistic model.
 
 Printed per flag: AUROC, and the positives under the cut at which each reader refuses 1 %, 2 % and
 5 % of the benign cases (`fit_memory_heads.missed_at_budget`: the cut read off the benign cases,
 so every reader pays the same benign cost). A text whose shown form has no out-of-fold flag logit is left out (`scored_cases`).
-Asserts nothing; shipping the vote would mean shipping the training texts' embeddings beside
-the heads.
+Asserts nothing.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 from sklearn.neural_network import MLPClassifier  # noqa: E402
 
 from seams.judges.local import LocalJudge  # noqa: E402
+from seams.judges.local.neighbours import quantised, votes  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
 
 BUDGETS = (0.01, 0.02, 0.05)
@@ -50,14 +52,11 @@ NEIGHBOURS = 10
 
 
 def vote(queries: np.ndarray, rows: np.ndarray, labels: np.ndarray, leave_self_out: bool) -> np.ndarray:
-    """The share of positives among each query's nearest rows (embeddings are L2-normalised)."""
-    out = []
-    for start in range(0, len(queries), 2000):
-        sim = queries[start:start + 2000] @ rows.T
-        if leave_self_out:
-            sim[np.arange(len(sim)), np.arange(start, start + len(sim))] = -9.0
-        out.append(labels[np.argpartition(-sim, NEIGHBOURS, axis=1)[:, :NEIGHBOURS]].mean(1))
-    return np.concatenate(out)
+    """The share of positives among each query's nearest rows, as the shipped heads' vote counts
+    it (`seams.judges.local.neighbours.votes`, int8); `leave_self_out`: query i is row i."""
+    own = np.arange(len(rows))
+    return votes(quantised(queries), quantised(rows), labels.astype(np.int8), NEIGHBOURS,
+                 (own[:len(queries)], own) if leave_self_out else None)
 
 
 def other_readers(items: list[Any], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int]

@@ -39,12 +39,14 @@ def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):
     from seams.judges.local.multilingual import encoder
 
     reads = {q: h.reads for q, h in rubric.current_heads.items()}
-    assert sorted(q for q, r in reads.items() if r == "flag+text") == ["poison", "secret"]
-    assert judge.flags is not None
+    assert sorted(q for q, r in reads.items() if r == "flag+text+vote") == ["poison", "secret"]
+    assert judge.flags is not None and judge.neighbours is not None
     for q in ("poison", "secret"):
         head = rubric.current_heads[q]
         assert head.flag == q and judge.flags.sha256.startswith(head.flags_sha256)
-        assert head.text_encoder == encoder().identity and head.dim == 1 + encoder().dim
+        assert head.text_encoder == encoder().identity and head.dim == 1 + encoder().dim + 1
+        # and the vote of the shipped table of labelled texts, the one the model's config names
+        assert head.neighbours == judge.neighbours.identity and head.k is not None and head.k >= 1
     assert sorted(q for q, r in reads.items() if r == "pair") == ["poorer", "related", "relation"]
     assert {h.model for h in rubric.current_heads.values()} == {judge.model_id}
     headed = judge.with_heads(rubric.current_heads)
@@ -78,15 +80,28 @@ def _by_hand(judge, rubric: Rubric, state: dict, qids: tuple[str, ...]) -> dict[
         vector = None
         if head.reads == "pair+state":
             vector = state_vector(judge, rubric.questions[q], state)
-        elif head.reads in ("flag", "flag+text"):  # the classifier's logit for this flag, on the text the question reads
+        elif head.reads_flag:  # the classifier's logit for this flag, on the text the question reads
             text = state_text(focus(rubric.questions[q], state))
             vector = judge.flag_logits([text])[0, [judge.flags.names.index(head.flag)]]
-            if head.reads == "flag+text":  # then the multilingual encoder's embedding of that text
+            if head.reads_text:  # then the multilingual encoder's embedding of that text
                 from seams.judges.local.multilingual import encoder
 
-                vector = np.concatenate([vector, encoder().embed([text])[0]])
+                embedding = encoder().embed([text])[0]
+                vector = np.concatenate([vector, embedding])
+            if head.reads == "flag+text+vote":  # then the share of positives among its k nearest labelled texts
+                vector = np.concatenate([vector, [_vote(judge, embedding, head.flag, head.k)]])
         out[q] = float(head.probabilities(np.asarray(pf[q].logits), head_features(head, pf[q].features, vector))[0])
     return out
+
+
+def _vote(judge, embedding: np.ndarray, flag: str, k: int) -> float:
+    """The neighbours' vote recomputed from the table file with integer arithmetic and a full sort."""
+    with np.load(judge.model_dir / "neighbours.npz") as table:
+        labels = table["labels"][:, list(table["names"]).index(flag)].astype(int)
+        rows = table["vectors"].astype(np.int64)[labels >= 0]
+    query = np.clip(np.rint(embedding.astype(np.float64) * 127), -127, 127).astype(np.int64)
+    order = np.argsort(-(rows @ query), kind="stable")  # ties: the earlier row
+    return float(labels[labels >= 0][order[:k]].mean())
 
 
 def test_the_gate_answers_the_relational_questions_with_their_heads(judge):

@@ -66,7 +66,9 @@ class Head(BaseModel):
     #: `flag+text`: that flag's logit and a multilingual encoder's embedding of the same text
     #: (`text_encoder`, `seams.judges.local.multilingual`): the classifier reads English word
     #: pieces, the encoder about 100 languages (docs/heads.md, "Flag heads").
-    reads: Literal["pair", "pair+state", "flag", "flag+text"] = "pair"
+    #: `flag+text+vote`: those, then the share of the flag's positives among the text's `k`
+    #: nearest labelled texts by that embedding (`neighbours`, `seams.judges.local.neighbours`).
+    reads: Literal["pair", "pair+state", "flag", "flag+text", "flag+text+vote"] = "pair"
     #: For a `flag` head: the classifier output it reads, and the first 16 hex digits of the
     #: classifier graph's sha256 (a head never applies to another classifier).
     flag: str | None = None
@@ -74,6 +76,10 @@ class Head(BaseModel):
     #: For a `flag+text` head: the encoder whose embedding it reads, `name@<16 hex digits of its
     #: weights' sha256>` (a head never applies to other weights).
     text_encoder: str | None = Field(default=None, pattern=r"^[\w.+-]+@[0-9a-f]{16}$")
+    #: For a `flag+text+vote` head: the table of labelled texts it votes over, `name@<16 hex
+    #: digits of the file's sha256>` (config `flags.neighbours`), and how many nearest vote.
+    neighbours: str | None = Field(default=None, pattern=r"^[\w.+-]+@[0-9a-f]{16}$")
+    k: int | None = Field(default=None, ge=1, le=1000)
     #: Length of the feature vector it reads (a pair's features, then the embedding when it reads
     #: one; 1 for a `flag` head).
     dim: int = Field(ge=1)
@@ -101,12 +107,17 @@ class Head(BaseModel):
             raise ValueError("weights: not all finite")
         if self.reads_flag != (self.flag is not None and self.flags_sha256 is not None):
             raise ValueError("flag and flags_sha256 go with reads: flag or flag+text, and only with them")
-        if (self.reads == "flag+text") != (self.text_encoder is not None):
-            raise ValueError("text_encoder goes with reads: flag+text, and only with it")
+        if self.reads_text != (self.text_encoder is not None):
+            raise ValueError("text_encoder goes with reads: flag+text or flag+text+vote, and only with them")
+        if (self.reads == "flag+text+vote") != (self.neighbours is not None and self.k is not None):
+            raise ValueError("neighbours and k go with reads: flag+text+vote, and only with it")
         if self.reads == "flag" and (self.dim != 1 or self.kind != "noul"):
             raise ValueError("a flag head is a Noul's and reads one value (dim 1): the flag's logit")
         if self.reads == "flag+text" and (self.dim < 2 or self.kind != "noul"):
             raise ValueError("a flag+text head is a Noul's and reads the flag's logit, then an embedding (dim >= 2)")
+        if self.reads == "flag+text+vote" and (self.dim < 3 or self.kind != "noul"):
+            raise ValueError("a flag+text+vote head is a Noul's and reads the flag's logit, an embedding, "
+                             "then the vote (dim >= 3)")
         if self.option_bias is not None:
             if self.kind == "noul":
                 raise ValueError("option_bias: a Noul's head has one pair, so no bias per option")
@@ -124,8 +135,11 @@ class Head(BaseModel):
         if not self.reads_flag:
             data.pop("flag", None)
             data.pop("flags_sha256", None)
-        if self.reads != "flag+text":
+        if not self.reads_text:
             data.pop("text_encoder", None)
+        if self.reads != "flag+text+vote":
+            data.pop("neighbours", None)
+            data.pop("k", None)
         return data
 
     @classmethod
@@ -139,8 +153,18 @@ class Head(BaseModel):
 
     @property
     def reads_flag(self) -> bool:
-        """Whether it reads a flag classifier's output (`flag`, `flag+text`)."""
-        return self.reads in ("flag", "flag+text")
+        """Whether it reads a flag classifier's output (`flag`, `flag+text`, `flag+text+vote`)."""
+        return self.reads in ("flag", "flag+text", "flag+text+vote")
+
+    @property
+    def reads_text(self) -> bool:
+        """Whether it reads the multilingual encoder's embedding (`flag+text`, `flag+text+vote`)."""
+        return self.reads in ("flag+text", "flag+text+vote")
+
+    @property
+    def text_dim(self) -> int:
+        """How many of its inputs are the multilingual embedding (0 when it reads none)."""
+        return self.dim - 1 - (self.reads == "flag+text+vote") if self.reads_text else 0
 
     @property
     def weight_array(self) -> np.ndarray:
@@ -157,8 +181,10 @@ class Head(BaseModel):
             raw += f"|reads:{self.reads}"
         if self.reads_flag:
             raw += f"|flag:{self.flag}@{self.flags_sha256}"
-        if self.reads == "flag+text":
+        if self.reads_text:
             raw += f"|text:{self.text_encoder}"
+        if self.reads == "flag+text+vote":
+            raw += f"|vote:{self.neighbours}:{self.k}"
         return hashlib.sha256(raw.encode()).hexdigest()[:8]
 
     def scores(self, logits: np.ndarray, features: np.ndarray) -> np.ndarray:

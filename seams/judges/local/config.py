@@ -111,6 +111,19 @@ class TowersConfig(BaseModel):
     encoder: str | None = None
 
 
+class NeighboursConfig(BaseModel):
+    """The labelled texts a `flag+text+vote` head votes over (`neighbours.Neighbours`): their
+    multilingual embeddings as int8 and their label per flag, in one npz file."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    file: str = "neighbours.npz"
+    #: The file's sha256 (hex): a head records its first 16 digits and applies to no other table.
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    #: The encoder the rows were embedded with (`multilingual.TextEncoder.identity`).
+    encoder: str = Field(pattern=r"^[\w.+-]+@[0-9a-f]{16}$")
+
+
 class FlagsConfig(EncoderConfig):
     """A classifier beside the cross-encoder for questions a general model reads poorly (the
     memory gate's red flags): a graph from one text's token ids to one logit per flag ([batch,
@@ -125,6 +138,8 @@ class FlagsConfig(EncoderConfig):
     names: list[str] = Field(min_length=1)
     #: The graph's sha256 (hex): a head records its first 16 digits and applies to no other graph.
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    #: Labelled texts beside the classifier, for heads that vote over their neighbours.
+    neighbours: NeighboursConfig | None = None
 
 
 def shipped_model_dir() -> Path:
@@ -239,6 +254,11 @@ class ModelDir:
         return None if self.config.flags is None else self.path / self.config.flags.onnx
 
     @property
+    def neighbours_path(self) -> Path | None:
+        flags = self.config.flags
+        return None if flags is None or flags.neighbours is None else self.path / flags.neighbours.file
+
+    @property
     def towers_encoder_path(self) -> Path | None:
         """The encoder the towers' heads read: their own (`towers.encoder`), else the model's."""
         if self.config.towers is not None and self.config.towers.encoder is not None:
@@ -273,6 +293,8 @@ def read_model_dir(path: str | Path | None = None) -> ModelDir:
             files.append(("towers' encoder", model_dir.path / model_dir.config.towers.encoder))
     if model_dir.flags_path is not None:
         files.append(("flag classifier", model_dir.flags_path))
+    if model_dir.neighbours_path is not None:
+        files.append(("flags' neighbour table", model_dir.neighbours_path))
     for what, file in files:
         if not file.is_file():
             raise ConfigError(f"{file}: missing; {config_path} names it as the model's {what} file")

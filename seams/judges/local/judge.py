@@ -48,6 +48,7 @@ from ..base import Judge, SyncJudge
 from .config import BlendWeights, EncoderConfig, FlagsConfig, ModelConfig, ModelDir, read_model_dir
 from .encoder import SentenceEncoder
 from .hypotheses import focus, hypotheses, option_texts, relates_fields, state_text
+from .neighbours import Neighbours, neighbours
 from .runtime import load_session
 from .towers import Towers, segments
 from .windows import combine_distribution, combine_noul, distribution_window, noul_window, stride, window_size
@@ -288,6 +289,16 @@ class LocalJudge(SyncJudge):
     def flags(self) -> FlagsConfig | None:
         """The model's flag classifier (config `flags`), read by `flag` heads; None without one."""
         return self._config.flags
+
+    @property
+    def neighbours(self) -> Neighbours | None:
+        """The labelled texts beside the flag classifier (config `flags.neighbours`), read by
+        `flag+text+vote` heads; loaded on first use, once per process. None without one."""
+        flags = self._config.flags
+        path = self._dir.neighbours_path
+        if flags is None or flags.neighbours is None or path is None:
+            return None
+        return neighbours(path, flags.neighbours.sha256, tuple(flags.names))
 
     def flag_logits(self, texts: Sequence[str]) -> np.ndarray:
         """[len(texts), flags] logits of the flag classifier (`flags.names` the columns), each
