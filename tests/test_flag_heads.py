@@ -288,6 +288,15 @@ def test_a_config_naming_a_missing_or_altered_table_is_refused(voting: LocalJudg
 
     root = tmp_path / "m"
     shutil.copytree(voting.model_dir, root)
+    # a table embedded by another encoder than the one the head reads: never voted over
+    cfg = json.loads((root / "config.json").read_text())
+    cfg["flags"]["neighbours"]["encoder"] = "other-encoder@" + "0" * 16
+    (root / "config.json").write_text(json.dumps(cfg))
+    other = LocalJudge(root, intra_op_threads=1)
+    with pytest.raises(HeadMismatch, match="holds 384 dimensions of encoder other-encoder@0000000000000000; the head"):
+        HeadedJudge(other, {"q": _vote_head(voting, [0.5] * 386, model=other.model_id)})
+    root = tmp_path / "m2"  # a table is loaded once per path and sha256 a process: another folder
+    shutil.copytree(voting.model_dir, root)
     (root / "neighbours.npz").unlink()
     with pytest.raises(ConfigError, match="neighbours.npz: missing; .* names it as the model's flags' neighbour table"):
         LocalJudge(root)

@@ -139,9 +139,11 @@ def head_problem(judge: LocalJudge, heads: Mapping[str, Head]) -> str | None:
                     have = "none" if table is None else f"{table.identity} for {table.names}"
                     return (f"the head of question {qid!r} votes over the neighbour table {head.neighbours}; "
                             f"model {judge.model_id!r} has {have} (refit the head on this model's table)")
-                if table.vectors.shape[1] != head.text_dim:
-                    return (f"the neighbour table {table.identity} holds {table.vectors.shape[1]} dimensions; the "
-                            f"head of question {qid!r} reads {head.text_dim}")
+                embedded_by = flags.neighbours.encoder if flags.neighbours is not None else None
+                if table.vectors.shape[1] != head.text_dim or embedded_by != head.text_encoder:
+                    return (f"the neighbour table {table.identity} holds {table.vectors.shape[1]} dimensions of "
+                            f"encoder {embedded_by}; the head of question {qid!r} reads {head.text_dim} of "
+                            f"{head.text_encoder}")
             continue
         if head.reads == "pair+state" and judge.encoder is None:
             return (f"the head of question {qid!r} reads the state's embedding; model {judge.model_id!r} "
