@@ -220,10 +220,9 @@ class Table:
 
 
 def table(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int]) -> Table:
-    """`Table` over `items`' fitting rows for both flags (kept per distinct list of items: the
-    out-of-fold loop asks for each fold's twice)."""
-    key = (id(items), len(items))
-    if _TABLES.get("key") != key:
+    """`Table` over `items`' fitting rows for both flags (the last one kept, for the same list and
+    features: the out-of-fold loop asks for each fold's twice a flag)."""
+    if _TABLES.get("items") is not items or _TABLES.get("feats") is not feats:  # held, so never an id reused
         labels: dict[str, list[int]] = {}
         groups: dict[str, str] = {}
         for j, q in enumerate(QUESTIONS):
@@ -232,7 +231,7 @@ def table(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dic
                 row[j] = max(row[j], int(it.labels[q]))
                 groups.setdefault(it.text, group(it))
         texts = list(labels)
-        _TABLES.update(key=key, table=Table(quantised(feats[QUESTIONS[0]]["text"][[index[t] for t in texts]]),
+        _TABLES.update(items=items, feats=feats, table=Table(quantised(feats[QUESTIONS[0]]["text"][[index[t] for t in texts]]),
                                             np.array([labels[t] for t in texts], dtype=np.int8),
                                             np.array([groups[t] for t in texts])))
     return _TABLES["table"]
@@ -264,6 +263,29 @@ def with_text(feats: dict[str, dict[str, np.ndarray]], texts: list[str], path: P
         [encoder().embed([shown(t) for t in new[i:i + 256]]) for i in range(0, len(new), 256)])})["text"]
     for q in QUESTIONS:
         feats[q]["text"] = vectors
+
+
+def labelled(judge: LocalJudge) -> tuple[list[Item], dict[str, int], dict[str, dict[str, np.ndarray]]]:
+    """Every labelled item, each distinct text's row, and what the heads read of each text
+    (`READS`): the model's features (`memory_head_data.cached`), and the flag classifier's
+    out-of-fold logits and the multilingual embedding where the heads read them."""
+    items = all_items()
+    texts = sorted({it.text for it in items})
+    feats = cached(judge, texts)
+    if READS.startswith("flag"):
+        with_flags(feats, texts)
+    if READS.startswith("flag+text"):
+        with_text(feats, texts)
+    return items, {t: i for i, t in enumerate(texts)}, feats
+
+
+def dev_cases(items: list[Item]) -> dict[str, list[dict[str, Any]]]:
+    """The labelled sets' cases by file (`secrets`, `poisoning`, `benign`, `pii`), each once."""
+    cases: dict[str, list[dict[str, Any]]] = {}
+    for it in items:
+        if it.case is not None and not it.source.endswith("-seen"):
+            cases.setdefault(it.source.removeprefix("dev:"), []).append(it.case)
+    return cases
 
 
 #: Per flag, how much the penalty spares the model's own logit (`HeadFitter(logit_scale=...)`):
@@ -369,19 +391,9 @@ def main() -> None:
     print(f"heads read {READS}" + (f", {NEIGHBOURS} neighbours vote" if READS == "flag+text+vote" else ""))
     if args.vote_scale is not None:
         VOTE_SCALE.update(dict.fromkeys(VOTE_SCALE, args.vote_scale))
-    items = all_items()
-    texts = sorted({it.text for it in items})
-    index = {t: i for i, t in enumerate(texts)}
     judge = LocalJudge(args.model, intra_op_threads=2)
-    feats = cached(judge, texts)
-    if READS.startswith("flag"):
-        with_flags(feats, texts)
-    if READS.startswith("flag+text"):
-        with_text(feats, texts)
-    cases: dict[str, list[dict[str, Any]]] = {}
-    for it in items:
-        if it.case is not None and not it.source.endswith("-seen"):
-            cases.setdefault(it.source.removeprefix("dev:"), []).append(it.case)
+    items, index, feats = labelled(judge)
+    cases = dev_cases(items)
     oof = out_of_fold(items, feats, index, args.folds)
     cases, left = scored_cases(cases, oof)
     if any(left.values()):

@@ -52,10 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = sorted({it.text for it in items})
     index = {t: i for i, t in enumerate(texts)}
     feats = cached(LocalJudge(intra_op_threads=1), texts)
-    cases: dict[str, list[dict[str, Any]]] = {}
-    for it in items:
-        if it.case is not None and not it.source.endswith("-seen"):
-            cases.setdefault(it.source.removeprefix("dev:"), []).append(it.case)
+    cases = F.dev_cases(items)
     print({k: len(v) for k, v in cases.items()})
     out: dict[str, Any] = {"machine": machine().line(), "budget": F.BUDGET, "settings": {}}
     settings = [("pair", 1.0)] + [("pair+state", s) for s in args.scales]

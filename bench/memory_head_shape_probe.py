@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import fit_memory_heads as F  # noqa: E402
-from memory_head_data import QUESTIONS, all_items, cached  # noqa: E402
+from memory_head_data import QUESTIONS  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 from sklearn.neural_network import MLPClassifier  # noqa: E402
@@ -93,16 +93,8 @@ def report(name: str, p: dict[str, dict[str, float]], cases: dict[str, list[dict
 
 
 def main() -> None:
-    items = all_items()
-    texts = sorted({it.text for it in items})
-    index = {t: i for i, t in enumerate(texts)}
-    feats = cached(LocalJudge(ROOT / "seams" / "models" / "seams-minilm", intra_op_threads=2), texts)
-    F.with_flags(feats, texts)
-    F.with_text(feats, texts)
-    cases: dict[str, list[dict[str, Any]]] = {}
-    for it in items:
-        if it.case is not None and not it.source.endswith("-seen"):
-            cases.setdefault(it.source.removeprefix("dev:"), []).append(it.case)
+    items, index, feats = F.labelled(LocalJudge(ROOT / "seams" / "models" / "seams-minilm", intra_op_threads=2))
+    cases = F.dev_cases(items)
     linear = F.out_of_fold(items, feats, index, 0)
     others = other_readers(items, feats, index)
     scored, left = F.scored_cases(cases, linear)

@@ -26,7 +26,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import fit_memory_heads as F  # noqa: E402
-from memory_head_data import all_items, cached  # noqa: E402
 
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
@@ -34,12 +33,7 @@ from seams.rubric import Rubric  # noqa: E402
 
 
 def main() -> None:
-    items = all_items()
-    texts = sorted({it.text for it in items})
-    index = {t: i for i, t in enumerate(texts)}
-    feats = cached(LocalJudge(ROOT / "seams" / "models" / "seams-minilm", intra_op_threads=2), texts)
-    F.with_flags(feats, texts)
-    F.with_text(feats, texts)
+    items, index, feats = F.labelled(LocalJudge(ROOT / "seams" / "models" / "seams-minilm", intra_op_threads=2))
     p = F.out_of_fold(items, feats, index, 0)["poison"]
     groups: dict[tuple[str, str], list[float]] = {}
     for it in items:

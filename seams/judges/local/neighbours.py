@@ -1,5 +1,5 @@
 """Labelled texts beside the flag classifier: what a `flag+text+vote` head reads as its last input,
-the share of positives among a candidate's nearest labelled texts (docs/heads.md, "Flag heads").
+the share of positives among a candidate's nearest labelled texts (docs/heads.md, "Vote heads").
 
 Why: a linear head over the flag's logit and multilingual-e5's embedding draws one plane through
 the embedding; poisonings in languages the classifier never read lie in pockets of it that one
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 from pathlib import Path
 
 import numpy as np
@@ -81,7 +82,7 @@ class Neighbours:
             raise ConfigError(f"{path}: sha256 {digest[:16]}…; the model's config records {sha256[:16]}… "
                               "(a table of another fit: export it again with bench/fit_memory_heads.py --write)")
         try:
-            with np.load(path, allow_pickle=False) as got:
+            with np.load(io.BytesIO(raw), allow_pickle=False) as got:  # the bytes just checked, read once
                 self.vectors = np.asarray(got["vectors"])
                 self.labels = np.asarray(got["labels"])
                 flags = [str(n) for n in got["names"]]
