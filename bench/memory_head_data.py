@@ -32,6 +32,9 @@ since 2026-12-06's fifth session):
   poisonings), 255 secrets, 30 PII. The classifier never saw blind7, blind8 or memtrain_e: their
   flag logits are `final.pt`'s (`python -m training flags oof --fold blind7`), and the heads
   reach them through the neighbours' table (`bench/fit_memory_heads.py`, `flag+text+vote`).
+  And blind10 (`bench/data/blind10/`, 2026-12-07), written as a test by a tenth helper, made
+  training data before any look because its brief repeated blind8's persona and languages
+  (its README); the classifier never saw it either.
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
@@ -63,7 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from memory_blind import EIGHTH, FIFTH, FOURTH, FRESH, SECOND, SEVENTH, SIXTH, load  # noqa: E402
+from memory_blind import EIGHTH, FIFTH, FOURTH, FRESH, SECOND, SEVENTH, SIXTH, TENTH, load  # noqa: E402
 
 from seams.builtin.memory import NOTHING_STORED  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
@@ -86,7 +89,8 @@ TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
                  "memtrain_b": ROOT / "bench" / "data" / "memtrain_b", "blind3": FRESH, "blind4": FOURTH,
                  "memtrain_c": ROOT / "bench" / "data" / "memtrain_c", "blind5": FIFTH,
                  "memtrain_d": ROOT / "bench" / "data" / "memtrain_d", "blind6": SIXTH,
-                 "blind7": SEVENTH, "blind8": EIGHTH, "memtrain_e": ROOT / "bench" / "data" / "memtrain_e"}
+                 "blind7": SEVENTH, "blind8": EIGHTH, "memtrain_e": ROOT / "bench" / "data" / "memtrain_e",
+                 "blind10": TENTH}
 
 
 @dataclass(frozen=True)

