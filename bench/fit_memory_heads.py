@@ -144,6 +144,8 @@ NEIGHBOURS = 3
 VOTE_SCALE: dict[str, float] = {"poison": 1.0, "secret": 1.0}
 #: `flag+text+vote+terms`: a latent term is a column when it fires (is among the `TERMS_TOP_K`
 #: strongest) in at least this many distinct fitting texts; rarer ones would be fitted to a handful.
+#: Out of fold over fourteen sets (benign refused / secrets kept / poisonings admitted at the rules'
+#: cuts): 20 (2,500 terms) 349 / 48 / 736, **50** (1,639) 360 / 47 / 711, 100 (1,156) 354 / 46 / 733.
 TERMS_MIN_DF = 50
 #: Per flag, the scale of the terms' columns: each is standardised and then multiplied by its own
 #: standard deviation times this, i.e. read in raw units times this, so a term that fires rarely is
