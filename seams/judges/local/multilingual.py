@@ -75,15 +75,20 @@ class TextEncoder:
         self.terms_dim = int(getattr(self._model, "sparse_dim", 0))
 
     @functools.cached_property
+    def _weights_sha256(self) -> str:
+        """The encoder's weights file's sha256 (72 MB read once; both identities name it)."""
+        return _sha256(self._path)
+
+    @functools.cached_property
     def identity(self) -> str:
         """`NAME@<sha256 of the weights file, 16 hex digits>`."""
-        return f"{NAME}@{_sha256(self._path)[:16]}"
+        return f"{NAME}@{self._weights_sha256[:16]}"
 
     @functools.cached_property
     def terms_identity(self) -> str:
         """`TERMS_NAME@<16 hex digits>`: the sha256 of both weights files' sha256, so a head that
         reads the terms never applies to another encoder or another autoencoder."""
-        both = (_sha256(self._path) + _sha256(self._sae_path)).encode()
+        both = (self._weights_sha256 + _sha256(self._sae_path)).encode()
         return f"{TERMS_NAME}@{hashlib.sha256(both).hexdigest()[:16]}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -143,11 +148,8 @@ def at_ids(rows: np.ndarray, ids: Sequence[int] | np.ndarray) -> np.ndarray:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def threads() -> int:
