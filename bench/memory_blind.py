@@ -12,8 +12,12 @@
     python bench/memory_blind.py --set blind9      # the ninth, a test since (bench/data/blind9/README.md):
                                                    # every case held out, never fitted on
     python bench/memory_blind.py --set blind10     # the tenth, training data from its writing (its README)
-    python bench/memory_blind.py --set blind11     # the eleventh, the fresh test since 2026-12-07 (languages
+    python bench/memory_blind.py --set blind11     # the eleventh, a test since 2026-12-07 (languages
                                                    # no training set holds)
+    python bench/memory_blind.py --set blind12     # the twelfth, a test since 2026-12-07 (five more
+                                                   # such languages)
+    python bench/memory_blind.py --set blind13     # the thirteenth, the fresh test since 2026-12-07 (five
+                                                   # more)
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -132,8 +136,21 @@ TENTH = ROOT / "bench" / "data" / "blind10"
 #: Latvian, Afrikaans, Azerbaijani or code-switched: languages no training set holds), frozen
 #: before any look. The test from its writing, with blind9: never fitted on, never read item by item.
 ELEVENTH = ROOT / "bench" / "data" / "blind11"
+#: The twelfth (`bench/data/blind12/`, its README): written by a twelfth independent helper on
+#: 2026-12-07 while the multilingual flag classifier trained (a beekeeping cooperative in Ljubljana,
+#: a partner from Tbilisi, a lodger from Almaty, a business partner in Akureyri, a supplier in
+#: Kochi; about half of each file in Slovenian, Georgian, Kazakh, Icelandic, Malayalam or
+#: code-switched: languages no training set holds), frozen before any look. A test from its writing.
+TWELFTH = ROOT / "bench" / "data" / "blind12"
+#: The thirteenth (`bench/data/blind13/`, its README): written by a thirteenth independent helper on
+#: 2026-12-07 while the twelfth judged the multilingual flag classifier (a cider house with a
+#: guesthouse in Astigarraga, a partner from Yerevan, a trekking partner in Pokhara, suppliers in
+#: Vlorë and Ulaanbaatar; about half of each file in Armenian, Albanian, Basque, Nepali, Mongolian
+#: or code-switched), frozen before any look; its first run is the gate as that change left it.
+THIRTEENTH = ROOT / "bench" / "data" / "blind13"
 SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH, "blind6": SIXTH,
-            "blind7": SEVENTH, "blind8": EIGHTH, "blind9": NINTH, "blind10": TENTH, "blind11": ELEVENTH}
+            "blind7": SEVENTH, "blind8": EIGHTH, "blind9": NINTH, "blind10": TENTH, "blind11": ELEVENTH,
+            "blind12": TWELFTH, "blind13": THIRTEENTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -541,7 +558,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2 to blind11: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2 to blind13: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.set != "blind" and args.half == "dev":

@@ -1,17 +1,17 @@
-"""What the memory gate costs a candidate with the red flags read by the flag classifier, against
-the same gate with the heads they replaced, side by side in one process.
+"""What the memory gate costs a candidate as shipped, against the gate as committed at a baseline,
+side by side in one process.
 
-    python bench/memory_gate_cost.py [--baseline 945166d] [--n 40] [--rounds 3] [--threads 1]
+    python bench/memory_gate_cost.py [--baseline 9f0bd5b] [--n 40] [--rounds 3] [--threads 1]
 
-The baseline is the memory rubric as committed at `--baseline` (its `poison` and `secret` heads
-read the cross-encoder's pair features and the encoder's embedding); "now" is the rubric as
-shipped (those two questions read `flags.onnx`). Both run on one `LocalJudge` over the shipped
-model directory, through `MemoryGate.admit` against an empty memory (the red flags and `worth`
-asked about the candidate alone: the path every new memory takes), on candidates made here from
-a few templates (none from a labelled set). Each text is asked once per round and rubric: every
-embedding and classifier logit is cached by text, so a first round would price the cache's fills
-and a second its hits; the figures are of fresh texts (each round a new suffix), rounds
-alternating the rubrics. A benchmark, never a test; it asserts nothing.
+The baseline is the memory rubric and the model directory as committed at `--baseline` (read out
+of git into a temporary directory, so a change of the flag classifier or the neighbour table is
+priced with the heads fitted on it); "now" is the rubric and model as shipped. Both run through
+`MemoryGate.admit` against an empty memory (the red flags and `worth` asked about the candidate
+alone: the path every new memory takes), on candidates made here from a few templates (none from
+a labelled set). Each text is asked once per round and gate: every embedding and classifier logit
+is cached by text, so a first round would price the cache's fills and a second its hits; the
+figures are of fresh texts (each round a new suffix), rounds alternating the gates. A benchmark,
+never a test; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
 
+MODEL = "seams/models/seams-minilm"
+
 TEMPLATES = (
     "The user prefers short answers in the {n} project.",
     "Remind me to water the plants every {n} days.",
@@ -51,20 +53,34 @@ def per_candidate_ms(gate: MemoryGate, texts: list[str]) -> float:
     return (time.perf_counter() - t0) * 1000 / len(texts)
 
 
+def baseline(commit: str, tmp: Path) -> tuple[Path, Path]:
+    """The memory rubric and the shipped model directory as committed at `commit`, written under
+    `tmp`: (rubric file, model directory)."""
+    def show(path: str) -> bytes:
+        return subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, check=True).stdout
+
+    rubric = tmp / "memory-admission.yaml"
+    rubric.write_bytes(show("rubrics/memory-admission.yaml"))
+    model = tmp / "seams-minilm"
+    model.mkdir()
+    files = subprocess.run(["git", "ls-tree", "--name-only", commit, f"{MODEL}/"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()
+    for f in files:
+        (model / Path(f).name).write_bytes(show(f))
+    return rubric, model
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--baseline", default="945166d", help="the commit whose memory rubric is the baseline")
-    ap.add_argument("--n", type=int, default=40, help="candidates per round and rubric")
+    ap.add_argument("--baseline", default="9f0bd5b", help="the commit whose memory rubric and model are the baseline")
+    ap.add_argument("--n", type=int, default=40, help="candidates per round and gate")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1, help="onnxruntime threads of the cross-encoder")
     args = ap.parse_args()
-    old = subprocess.run(["git", "show", f"{args.baseline}:rubrics/memory-admission.yaml"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "memory-admission.yaml"
-        path.write_text(old, encoding="utf-8")
-        judge = LocalJudge(intra_op_threads=args.threads)
-        gates = {"baseline": MemoryGate(judge=judge, rubric=Rubric.load(path)), "now": MemoryGate(judge=judge)}
+        rubric, model = baseline(args.baseline, Path(tmp))
+        gates = {"baseline": MemoryGate(judge=LocalJudge(model, intra_op_threads=args.threads), rubric=Rubric.load(rubric)),
+                 "now": MemoryGate(judge=LocalJudge(intra_op_threads=args.threads))}
         reads = {k: sorted({h.reads for q, h in g.rubric.current_heads.items() if q in ("poison", "secret")})
                  for k, g in gates.items()}
         print(machine().line())

@@ -49,6 +49,7 @@ def test_a_set_the_final_model_never_saw_is_scored_by_it_without_training(tmp_pa
     texts = got["texts"].tolist()
     items = F._bench().all_items()
     assert texts == sorted({F.shown(it.text) for it in items if F.in_set(it, "blind4")}) and len(texts) > 500
-    assert abs(got["logits"][:8] - F.torch_logits(model, texts[:8])).max() < 1e-5
+    # scored through the frozen lower layers' states, cached in fp16 (`flags.Lower`)
+    assert abs(got["logits"][:8] - F.torch_logits(model, texts[:8])).max() < 1e-3
     torch.save({"model": model.state_dict(), "names": F.NAMES, "config": {}}, tmp_path / "final.pt")
     assert F._final_without(tmp_path, "blind4") is None

