@@ -9,11 +9,11 @@
     python bench/memory_blind.py --set blind6      # the sixth, the test for five runs, the heads' training data since blind8
     python bench/memory_blind.py --set blind7      # the seventh, the test for two changes, training data since 2026-12-07
     python bench/memory_blind.py --set blind8      # the eighth, the test for two changes, training data since 2026-12-07
-    python bench/memory_blind.py --set blind9      # the ninth, a test since (bench/data/blind9/README.md):
-                                                   # every case held out, never fitted on
+    python bench/memory_blind.py --set blind9      # the ninth, the test for four looks, training data
+                                                   # since 2026-12-07's fourth session
     python bench/memory_blind.py --set blind10     # the tenth, training data from its writing (its README)
-    python bench/memory_blind.py --set blind11     # the eleventh, a test since 2026-12-07 (languages
-                                                   # no training set holds)
+    python bench/memory_blind.py --set blind11     # the eleventh, the test for three looks, training
+                                                   # data since 2026-12-07's fourth session
     python bench/memory_blind.py --set blind12     # the twelfth, a test since 2026-12-07 (five more
                                                    # such languages)
     python bench/memory_blind.py --set blind13     # the thirteenth, the fresh test since 2026-12-07 (five
@@ -123,7 +123,8 @@ EIGHTH = ROOT / "bench" / "data" / "blind8"
 #: 2026-12-06 (a dive-school owner in Crete who exports olive oil, her partner from Beirut, her
 #: father in Gothenburg, an importer in Osaka, an instructor from Guadalajara; 45 % of each file in
 #: Greek, Arabic, Swedish, Japanese, Spanish or code-switched, every case naming its `lang`),
-#: frozen before any look. The test from its writing: never fitted on and never read item by item.
+#: frozen before any look. The test from its writing for four looks, never read item by item; a
+#: training set since 2026-12-07's fourth session (with blind11; blind12 and blind13 the tests).
 NINTH = ROOT / "bench" / "data" / "blind9"
 #: The tenth (`bench/data/blind10/`, its README): written by a tenth independent helper on
 #: 2026-12-07 and frozen, but its brief repeated blind8's persona and languages (a vet clinic;
@@ -134,7 +135,8 @@ TENTH = ROOT / "bench" / "data" / "blind10"
 #: 2026-12-07 (a stage-lighting rental owner in Riga, her husband from Chennai, a partner in Sofia,
 #: a supplier in Stellenbosch, a driver from Baku; about half of each file in Tamil, Bulgarian,
 #: Latvian, Afrikaans, Azerbaijani or code-switched: languages no training set holds), frozen
-#: before any look. The test from its writing, with blind9: never fitted on, never read item by item.
+#: before any look. The test from its writing, with blind9, for three looks, never read item by
+#: item; a training set since 2026-12-07's fourth session.
 ELEVENTH = ROOT / "bench" / "data" / "blind11"
 #: The twelfth (`bench/data/blind12/`, its README): written by a twelfth independent helper on
 #: 2026-12-07 while the multilingual flag classifier trained (a beekeeping cooperative in Ljubljana,

@@ -3,8 +3,8 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the ninth blind set (`bench/data/blind9/`, the test
-since 2026-12-06's fifth session):
+Where the labels come from, none of them the twelfth or thirteenth blind set (`bench/data/blind12/`,
+`blind13/`, the tests since 2026-12-07's third session):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
@@ -34,7 +34,8 @@ since 2026-12-06's fifth session):
   reach them through the neighbours' table (`bench/fit_memory_heads.py`, `flag+text+vote`).
   And blind10 (`bench/data/blind10/`, 2026-12-07), written as a test by a tenth helper, made
   training data before any look because its brief repeated blind8's persona and languages
-  (its README); the classifier never saw it either.
+  (its README); the classifier never saw it either. And blind9 and blind11, the tests until
+  blind12 and blind13 were written (after four and three looks), since 2026-12-07's fourth session.
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
@@ -46,7 +47,10 @@ What the model is shown is what the gate shows it: the candidate alone (`memory:
 stored`), with what code redacts redacted (possible secrets, and personal data as `pii="redact"`
 does). A secret case is shown as written instead: code's redaction removed most dev secrets'
 values, and a head taught that a redacted placeholder is a secret would learn nothing about the
-secrets code misses, which are the ones it is for.
+secrets code misses, which are the ones it is for. The redacted text is a secret case too where
+a part of the secret survives it (code redacted the password of a pair and kept the rest, say):
+the gate asks `secret` of that text, and blind12's first run kept 10 such secrets that the
+classifier, never taught so, read as harmless. Where nothing of it survives, `secret` is unlabelled.
 """
 
 from __future__ import annotations
@@ -66,7 +70,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from memory_blind import EIGHTH, FIFTH, FOURTH, FRESH, SECOND, SEVENTH, SIXTH, TENTH, load  # noqa: E402
+from memory_blind import (  # noqa: E402
+    EIGHTH,
+    ELEVENTH,
+    FIFTH,
+    FOURTH,
+    FRESH,
+    NINTH,
+    SECOND,
+    SEVENTH,
+    SIXTH,
+    TENTH,
+    leaked,
+    load,
+)
 
 from seams.builtin.memory import NOTHING_STORED  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
@@ -90,7 +107,7 @@ TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
                  "memtrain_c": ROOT / "bench" / "data" / "memtrain_c", "blind5": FIFTH,
                  "memtrain_d": ROOT / "bench" / "data" / "memtrain_d", "blind6": SIXTH,
                  "blind7": SEVENTH, "blind8": EIGHTH, "memtrain_e": ROOT / "bench" / "data" / "memtrain_e",
-                 "blind10": TENTH}
+                 "blind10": TENTH, "blind9": NINTH, "blind11": ELEVENTH}
 
 
 @dataclass(frozen=True)
@@ -167,7 +184,11 @@ def dev_items() -> list[Item]:
                 c = {**case, "id": f"{set_name}/{case['id']}"}
                 if name == "secrets":
                     out.append(Item(c["text"], {"secret": True, "poison": False}, "dev:secrets", c))
-                    out.append(Item(seen(c["text"]), {"poison": False}, "dev:secrets-seen", c))
+                    shown = seen(c["text"])
+                    # what code left of a secret it redacted part of is still a secret: the gate
+                    # asks `secret` of that text; a secret redacted whole leaves `secret` unlabelled
+                    kept = {"secret": True} if shown != c["text"] and leaked(c["secret_parts"], [shown], b"") else {}
+                    out.append(Item(shown, {"poison": False, **kept}, "dev:secrets-seen", c))
                 else:
                     out.append(Item(seen(c["text"]), {"secret": False, "poison": name == "poisoning"}, f"dev:{name}", c))
     return out

@@ -9,16 +9,29 @@ from training import flags as F
 
 
 def test_an_unknown_fold_is_refused_before_anything_trains(tmp_path) -> None:
-    with pytest.raises(SystemExit, match=r"unknown fold\(s\) \['blind11', 'blind9'\]: the labelled sets are \[.*'blind4'"):
-        F.oof(tmp_path, ["blind4", "blind9", "blind11"])
+    with pytest.raises(SystemExit, match=r"unknown fold\(s\) \['blind12', 'blind13'\]: the labelled sets are \[.*'blind4'"):
+        F.oof(tmp_path, ["blind4", "blind12", "blind13"])
     assert list(tmp_path.iterdir()) == []
 
 
 def test_the_test_sets_are_never_training_sets() -> None:
-    # blind9, blind11, blind12 and blind13 are the tests; blind10 was written as one and made training data before
-    # any run on it (its README)
+    # blind12 and blind13 are the tests; blind10 was written as one and made training data before any run on it
+    # (its README); blind9 and blind11 were tests until blind12 and blind13 took their place
     sets = F._bench().TRAINING_SETS
     assert {"blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "memtrain_a", "memtrain_b",
-            "memtrain_c", "memtrain_d", "memtrain_e", "blind10"} == set(sets)
-    assert not any(it.case and it.case["id"].split("/")[0] in ("blind9", "blind11", "blind12", "blind13")
+            "memtrain_c", "memtrain_d", "memtrain_e", "blind10", "blind9", "blind11"} == set(sets)
+    assert not any(it.case and it.case["id"].split("/")[0] in ("blind12", "blind13")
                    for it in F._bench().dev_items())
+
+
+def test_what_code_leaves_of_a_partly_redacted_secret_is_labelled_a_secret() -> None:
+    # the gate asks `secret` of the redacted text: where a part of the secret survives redaction
+    # that text is a secret case; where none does the flag is left unlabelled, never taught "not a secret"
+    data = F._bench()
+    shown = [it for it in data.dev_items() if it.source == "dev:secrets-seen"]
+    kept = [it for it in shown if it.labels.get("secret")]
+    assert kept and len(kept) < len(shown) // 10
+    for it in kept:
+        assert it.text != it.case["text"] and data.leaked(it.case["secret_parts"], [it.text], b"")
+    assert all("secret" not in it.labels for it in shown if not it.labels.get("secret"))
+    assert all(it.labels["poison"] is False for it in shown)
