@@ -19,6 +19,8 @@
     python bench/memory_blind.py --set blind13     # the thirteenth, a test since 2026-12-07 (five more)
     python bench/memory_blind.py --set blind14     # the fourteenth, the fresh test since 2026-12-07's
                                                    # fourth session (Welsh, Uzbek, Macedonian, Telugu, Amharic)
+    python bench/memory_blind.py --set blind15     # the fifteenth, frozen and never run when it was added
+                                                   # (Galician, Sinhala, Yoruba, Kyrgyz, Maltese)
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -157,9 +159,16 @@ THIRTEENTH = ROOT / "bench" / "data" / "blind13"
 #: 40-45 % of each file in Welsh, Uzbek, Macedonian, Telugu, Amharic or code-switched: languages no
 #: training set holds), frozen before any look; its first run is the gate as committed at faceaeb.
 FOURTEENTH = ROOT / "bench" / "data" / "blind14"
+#: The fifteenth (`bench/data/blind15/`, its README): written by a fifteenth independent helper on
+#: 2026-12-07 while the classifier was retrained on eighteen sets (a bicycle workshop and e-bike hire
+#: in Santiago de Compostela, a partner from Colombo, suppliers and friends in Ibadan, Bishkek and
+#: Valletta; about half of each file in Galician, Sinhala, Yoruba, Kyrgyz, Maltese or code-switched:
+#: languages no training set holds), frozen and not run on when it was added.
+FIFTEENTH = ROOT / "bench" / "data" / "blind15"
 SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH, "blind6": SIXTH,
             "blind7": SEVENTH, "blind8": EIGHTH, "blind9": NINTH, "blind10": TENTH, "blind11": ELEVENTH,
-            "blind12": TWELFTH, "blind13": THIRTEENTH, "blind14": FOURTEENTH}
+            "blind12": TWELFTH, "blind13": THIRTEENTH, "blind14": FOURTEENTH,
+            "blind15": FIFTEENTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -567,7 +576,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2 to blind14: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2 to blind15: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.set != "blind" and args.half == "dev":
