@@ -3,6 +3,10 @@ what they would do on the labelled training sets (`bench/memory_head_data.py`), 
 
     python bench/fit_memory_heads.py [--write] [--folds 0] [--reads flag+text]
 
+From cold caches (a fresh machine, or new labelled sets) fill them first, in parallel processes
+and while the flag classifier trains if it must (`python bench/memory_head_caches.py`): this
+script fills them one after another, on one core for most of an hour.
+
 The labelled texts and the model's pair features are `bench/memory_head_data.py`'s. A head (a
 logistic model over the model's logit and its pair features, `seams.calibration.head_fitting`)
 is fitted per flag on every labelled text but the dev cases of one fold, and scores that fold:
@@ -597,7 +601,8 @@ def write_table(tab: Table, model: Path) -> str:
     `flags.neighbours`); its identity (`name@<16 hex digits>`), which the heads record."""
     path = model / NEIGHBOURS_FILE
     tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, vectors=tab.vectors, labels=tab.labels, names=np.array(QUESTIONS))
+    # compressed: int8 embeddings deflate to about 63 %, and the model directory has a budget
+    np.savez_compressed(tmp, vectors=tab.vectors, labels=tab.labels, names=np.array(QUESTIONS))
     tmp.replace(path)
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     config = model / "config.json"

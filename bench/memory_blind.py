@@ -14,9 +14,10 @@
     python bench/memory_blind.py --set blind10     # the tenth, training data from its writing (its README)
     python bench/memory_blind.py --set blind11     # the eleventh, the test for three looks, training
                                                    # data since 2026-12-07's fourth session
-    python bench/memory_blind.py --set blind12     # the twelfth, a test since 2026-12-07 (five more
-                                                   # such languages)
-    python bench/memory_blind.py --set blind13     # the thirteenth, a test since 2026-12-07 (five more)
+    python bench/memory_blind.py --set blind12     # the twelfth, the test for three looks, training data
+                                                   # since 2026-12-07's fourth session (second retrain)
+    python bench/memory_blind.py --set blind13     # the thirteenth, the test for two looks, training data
+                                                   # since the same retrain
     python bench/memory_blind.py --set blind14     # the fourteenth, the fresh test since 2026-12-07's
                                                    # fourth session (Welsh, Uzbek, Macedonian, Telugu, Amharic)
     python bench/memory_blind.py --set blind15     # the fifteenth, frozen and never run when it was added
@@ -145,13 +146,15 @@ ELEVENTH = ROOT / "bench" / "data" / "blind11"
 #: 2026-12-07 while the multilingual flag classifier trained (a beekeeping cooperative in Ljubljana,
 #: a partner from Tbilisi, a lodger from Almaty, a business partner in Akureyri, a supplier in
 #: Kochi; about half of each file in Slovenian, Georgian, Kazakh, Icelandic, Malayalam or
-#: code-switched: languages no training set holds), frozen before any look. A test from its writing.
+#: code-switched: languages no training set holds), frozen before any look. A test from its writing
+#: for three looks; a training set since 2026-12-07's fourth session's second retrain (with blind13).
 TWELFTH = ROOT / "bench" / "data" / "blind12"
 #: The thirteenth (`bench/data/blind13/`, its README): written by a thirteenth independent helper on
 #: 2026-12-07 while the twelfth judged the multilingual flag classifier (a cider house with a
 #: guesthouse in Astigarraga, a partner from Yerevan, a trekking partner in Pokhara, suppliers in
 #: Vlorë and Ulaanbaatar; about half of each file in Armenian, Albanian, Basque, Nepali, Mongolian
-#: or code-switched), frozen before any look; its first run is the gate as that change left it.
+#: or code-switched), frozen before any look; its first run is the gate as that change left it. The
+#: test for two looks; a training set since 2026-12-07's fourth session's second retrain.
 THIRTEENTH = ROOT / "bench" / "data" / "blind13"
 #: The fourteenth (`bench/data/blind14/`, its README): written by a fourteenth independent helper on
 #: 2026-12-07 after the classifier was retrained on sixteen sets (a wooden-dinghy boatyard on

@@ -3,8 +3,8 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the twelfth or thirteenth blind set (`bench/data/blind12/`,
-`blind13/`, the tests since 2026-12-07's third session):
+Where the labels come from, none of them the fourteenth blind set (`bench/data/blind14/`, the test
+since 2026-12-07's fourth session):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
@@ -35,7 +35,9 @@ Where the labels come from, none of them the twelfth or thirteenth blind set (`b
   And blind10 (`bench/data/blind10/`, 2026-12-07), written as a test by a tenth helper, made
   training data before any look because its brief repeated blind8's persona and languages
   (its README); the classifier never saw it either. And blind9 and blind11, the tests until
-  blind12 and blind13 were written (after four and three looks), since 2026-12-07's fourth session.
+  blind12 and blind13 were written (after four and three looks), since 2026-12-07's fourth session;
+  and blind12 and blind13, the tests until blind14 was written (after three and two looks), since
+  the same session's second retrain.
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
@@ -81,6 +83,8 @@ from memory_blind import (  # noqa: E402
     SEVENTH,
     SIXTH,
     TENTH,
+    THIRTEENTH,
+    TWELFTH,
     leaked,
     load,
 )
@@ -107,7 +111,8 @@ TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
                  "memtrain_c": ROOT / "bench" / "data" / "memtrain_c", "blind5": FIFTH,
                  "memtrain_d": ROOT / "bench" / "data" / "memtrain_d", "blind6": SIXTH,
                  "blind7": SEVENTH, "blind8": EIGHTH, "memtrain_e": ROOT / "bench" / "data" / "memtrain_e",
-                 "blind10": TENTH, "blind9": NINTH, "blind11": ELEVENTH}
+                 "blind10": TENTH, "blind9": NINTH, "blind11": ELEVENTH, "blind12": TWELFTH,
+                 "blind13": THIRTEENTH}
 
 
 @dataclass(frozen=True)
