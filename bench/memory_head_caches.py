@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from fit_memory_heads import TERMS_CACHE, TEXT_CACHE, with_terms, with_text  # noqa: E402
-from memory_head_data import CACHE, all_items, cached, rows_cached  # noqa: E402
+from memory_head_data import CACHE, QUESTIONS, all_items, cached, rows_cached  # noqa: E402
 
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
@@ -40,26 +40,21 @@ def _part(path: Path, i: int) -> Path:
     return path.with_name(f"{path.stem}.part{i}.npz")
 
 
-def _texts() -> list[str]:
-    return sorted({it.text for it in all_items()})
-
-
-def _job(kind: str, i: int, parts: int) -> tuple[str, int, float]:
-    """One process's share: `kind` of the texts `i::parts`, into its part file (seeded from the
-    cache itself, so what the cache holds is not computed again)."""
+def _job(kind: str, i: int, texts: list[str]) -> tuple[str, int, float]:
+    """One process's share: `kind` of `texts` into part file `i` (seeded from the cache itself, so
+    what the cache holds is not computed again)."""
     t0 = time.perf_counter()
-    texts = _texts()[i::parts]
     path = {"features": CACHE, "text": TEXT_CACHE, "terms": TERMS_CACHE}[kind]
     part = _part(path, i)
     if path.exists() and not part.exists():
         part.write_bytes(path.read_bytes())
-    feats: dict[str, dict[str, np.ndarray]] = {}
+    unused: dict[str, dict[str, np.ndarray]] = {q: {} for q in QUESTIONS}  # what the fit reads; here only the cache
     if kind == "features":
         cached(LocalJudge(MODEL, intra_op_threads=1), texts, path=part)
     elif kind == "text":
-        with_text({"poison": feats, "secret": {}}, texts, path=part)
+        with_text(unused, texts, path=part)
     else:
-        with_terms({"poison": feats, "secret": {}}, texts, path=part)
+        with_terms(unused, texts, path=part)
     return kind, i, time.perf_counter() - t0
 
 
@@ -90,8 +85,10 @@ def main() -> None:
     ap.add_argument("--terms-parts", type=int, default=2, help="processes the latent terms are split over")
     args = ap.parse_args()
     print(machine().line(), flush=True)
-    print(f"{len(_texts())} labelled texts", flush=True)
-    jobs = [("features", 0, 1), ("text", 0, 1)] + [("terms", i, args.terms_parts) for i in range(args.terms_parts)]
+    texts = sorted({it.text for it in all_items()})  # once here: each job gets its share, not the sets again
+    print(f"{len(texts)} labelled texts", flush=True)
+    jobs = [("features", 0, texts), ("text", 0, texts)] + [
+        ("terms", i, texts[i::args.terms_parts]) for i in range(args.terms_parts)]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
         for kind, i, took in pool.map(_job, *zip(*jobs, strict=True)):
