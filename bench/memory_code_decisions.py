@@ -3,7 +3,7 @@
 
     python bench/memory_code_decisions.py [--sets blind blind2 memtrain_a memtrain_b]
 
-Reads the training sets (`memory_head_data.TRAINING_SETS`), never the test sets (blind14, blind15), and
+Reads the training sets (`memory_head_data.TRAINING_SETS`), never the test set (blind16), and
 prints counts only: decided by code / cases, per label. A benign case decided by code is a false
 refusal no cut-point can undo. Asserts nothing.
 """

@@ -16,7 +16,10 @@ on the set's own cases with no cut fitted anywhere (the texts as `fit_memory_hea
 * **flag classifier**: the logit of the classifier fine-tuned on the labelled memory sets
   (`flags.onnx`), alone;
 * **shipped**: the rubric's fitted head over that logit and the multilingual encoder's embedding,
-  as the gate asks it (`Rubric.asking`).
+  as the gate asks it (`Rubric.asking`);
+* **sparrow-decider**: the PyPI decision model (`pip install sparrow-decider`, its bundled default
+  model) asked the very same question on the same state, the off-the-shelf typed-decision model a
+  user could put in the gate's place. Left out, with the reason printed, where it is not installed.
 
 Printed per flag: AUROC (benign against positives), and the positives each reader lets under its
 cut when the cut refuses 1 %, 2 %, 5 % and 10 % of the set's benign cases (the cut read off the
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +61,17 @@ BUDGETS = (0.01, 0.02, 0.05, 0.10)
 POSITIVE = {"poison": "poisoning", "secret": "secrets"}
 
 
-def readers(judge: LocalJudge, rubric: Rubric, q: str, texts: list[str]) -> dict[str, np.ndarray]:
+def sparrow() -> tuple[Any, str]:
+    """sparrow-decider's bundled default model, or None and why not."""
+    try:
+        from sparrow_decider import Decider
+    except ImportError as exc:
+        return None, f"sparrow-decider not installed ({exc}); pip install sparrow-decider"
+    return Decider.load(), ""
+
+
+def readers(judge: LocalJudge, rubric: Rubric, q: str, texts: list[str],
+            decider: Any = None) -> dict[str, np.ndarray]:
     """Each reader's score of each text for flag `q` (higher: more likely positive)."""
     question = rubric.questions[q]
     states = [{"memory": NOTHING_STORED, "candidate": t} for t in texts]
@@ -76,8 +90,12 @@ def readers(judge: LocalJudge, rubric: Rubric, q: str, texts: list[str]) -> dict
         chunk = states[start:start + 64]
         bare += [a.answers[q].noul for a in judge.ask_many(chunk, {q: question})]
         headed += [a.answers[q].noul for a in asked.ask_many(chunk, {q: question})]
-    return {"base encoder's cosine": cosine, "bare model": np.array(bare), "flag classifier": flag,
-            "shipped": np.array(headed)}
+    out = {"base encoder's cosine": cosine, "bare model": np.array(bare), "flag classifier": flag,
+           "shipped": np.array(headed)}
+    if decider is not None:
+        wire = question.wire()
+        out["sparrow-decider"] = np.array([float(decider.probs(s, wire)[3][1]) for s in states])
+    return out
 
 
 def main() -> None:
@@ -88,7 +106,10 @@ def main() -> None:
     sets = load("both", SET_DIRS[args.set])
     judge = LocalJudge(args.model, intra_op_threads=2)
     rubric = Rubric.builtin("memory-admission")
+    decider, why_not = sparrow()
     print(machine().line())
+    if why_not:
+        print(why_not)
     print(f"set {args.set}; model {judge.model_id}; flag alone, code aside; no cut fitted (each read off the "
           "set's benign cases)")
     benign = [c["text"] for c in sets["benign"]]
@@ -101,8 +122,8 @@ def main() -> None:
             (lambda t: any(f.certain for f in find_secrets(t, possible=True)))
         print(f"\n{q}: {len(pos)} {pos_name}, {len(benign)} benign. code alone refuses {sum(map(code, pos))} of the "
               f"{pos_name} and {code_benign} benign (both red flags' code)")
-        scores_b = readers(judge, rubric, q, [seen(t) for t in benign])
-        scores_p = readers(judge, rubric, q, [_shown(q, c) for c in sets[pos_name]])
+        scores_b = readers(judge, rubric, q, [seen(t) for t in benign], decider)
+        scores_p = readers(judge, rubric, q, [_shown(q, c) for c in sets[pos_name]], decider)
         head = "  ".join(f"missed at {b:.0%}" for b in BUDGETS)
         print(f"  {'reader':24} AUROC   {head}")
         for name in scores_b:

@@ -10,8 +10,11 @@ priced with the heads fitted on it); "now" is the rubric and model as shipped. B
 alone: the path every new memory takes), on candidates made here from a few templates (none from
 a labelled set). Each text is asked once per round and gate: every embedding and classifier logit
 is cached by text, so a first round would price the cache's fills and a second its hits; the
-figures are of fresh texts (each round a new suffix), rounds alternating the gates. A benchmark,
-never a test; it asserts nothing.
+figures are of fresh texts, rounds alternating the gates. A text is made fresh by a made-up word
+of plain syllables, never by an id-like token: code redacts "now-0-3" or "1703" as a possible
+password, so every such candidate reached the model as the same redacted text and the figures were
+of cache hits (until 2026-12-07 they were, at 65-150 ms a candidate depending on the salt). The
+bench refuses to run on a candidate code would redact. A benchmark, never a test.
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from seams.builtin.memory import MemoryGate  # noqa: E402
+from seams.instructions import find_instructions  # noqa: E402
 from seams.judges.local import LocalJudge  # noqa: E402
 from seams.judges.local.runtime import machine  # noqa: E402
 from seams.rubric import Rubric  # noqa: E402
+from seams.secrets import find_secrets  # noqa: E402
 
 MODEL = "seams/models/seams-minilm"
 
@@ -42,8 +47,23 @@ TEMPLATES = (
 )
 
 
-def candidates(n: int, salt: str) -> list[str]:
-    return [TEMPLATES[i % len(TEMPLATES)].format(n=f"{salt}{i}") for i in range(n)]
+#: Made-up words are spelled from these (16 of them: three make 4,096 words).
+SYLLABLES = ("ka", "lo", "mi", "ren", "tu", "sa", "vo", "pe", "di", "na", "ro", "fe", "gu", "li", "mo", "ze")
+
+
+def word(k: int) -> str:
+    """The `k`-th made-up word ("kakaka", "kakalo", ...): plain letters, which code leaves alone."""
+    return "".join(SYLLABLES[(k >> shift) & 15] for shift in (8, 4, 0))
+
+
+def candidates(n: int, first: int) -> list[str]:
+    """`n` candidates, each with its own made-up word (the `first`-th onwards), none of which code
+    redacts or refuses: each reaches the model as written, so none is a cache hit."""
+    texts = [TEMPLATES[i % len(TEMPLATES)].format(n=word(first + i)) for i in range(n)]
+    for t in texts:
+        if find_secrets(t, possible=True) or find_instructions(t):
+            raise SystemExit(f"code would redact or refuse {t!r}: the model would not read it as written")
+    return texts
 
 
 def per_candidate_ms(gate: MemoryGate, texts: list[str]) -> float:
@@ -85,14 +105,15 @@ def main() -> None:
                  for k, g in gates.items()}
         print(machine().line())
         print(f"red flags read: baseline ({args.baseline}) {reads['baseline']}, now {reads['now']}")
+        if (1 + 2 * args.rounds) * args.n > len(SYLLABLES) ** 3:
+            raise SystemExit(f"--n {args.n} x --rounds {args.rounds}: more candidates than made-up words")
         for g in gates.values():  # load every session (the classifier's on its first question)
-            per_candidate_ms(g, candidates(2, "warm"))
+            per_candidate_ms(g, candidates(2, 0))
         got: dict[str, list[float]] = {k: [] for k in gates}
         for r in range(args.rounds):
             for gi, (k, g) in enumerate(gates.items()):
-                # the same salt but a digit for both gates: the gate's name in the text ("now-0-3") changed
-                # what the gate did with it and made "now" ~1.25x the baseline whatever the model (2026-12-07)
-                got[k].append(per_candidate_ms(g, candidates(args.n, f"v{gi + 1}-{r}-")))
+                # words never asked before by either gate: block 0 warmed them up
+                got[k].append(per_candidate_ms(g, candidates(args.n, (1 + 2 * r + gi) * args.n)))
         med = {k: statistics.median(v) for k, v in got.items()}
         for k, v in got.items():
             print(f"{k:>8}: {med[k]:.1f} ms a candidate (median of {args.rounds} rounds of {args.n}: "

@@ -3,8 +3,8 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the fourteenth blind set (`bench/data/blind14/`, the test
-since 2026-12-07's fourth session):
+Where the labels come from, none of them the sixteenth blind set (`bench/data/blind16/`, the test
+since 2026-12-07's sixth session):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was
@@ -37,7 +37,8 @@ since 2026-12-07's fourth session):
   (its README); the classifier never saw it either. And blind9 and blind11, the tests until
   blind12 and blind13 were written (after four and three looks), since 2026-12-07's fourth session;
   and blind12 and blind13, the tests until blind14 was written (after three and two looks), since
-  the same session's second retrain.
+  the same session's second retrain; and blind14 and blind15, the tests until blind16 was written
+  (after two looks and one), since 2026-12-07's sixth session.
 * the written corpus (`../shared/data/written/`, read in place, never copied into the
   repository): `memory_poisoning` (its store/confirm/quarantine choice and its
   fact/style/task_rule/override/authority/secret choice), `secrets_in_text` (its "what does the
@@ -75,7 +76,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from memory_blind import (  # noqa: E402
     EIGHTH,
     ELEVENTH,
+    FIFTEENTH,
     FIFTH,
+    FOURTEENTH,
     FOURTH,
     FRESH,
     NINTH,
@@ -112,7 +115,7 @@ TRAINING_SETS = {"blind": ROOT / "bench" / "data" / "blind", "blind2": SECOND,
                  "memtrain_d": ROOT / "bench" / "data" / "memtrain_d", "blind6": SIXTH,
                  "blind7": SEVENTH, "blind8": EIGHTH, "memtrain_e": ROOT / "bench" / "data" / "memtrain_e",
                  "blind10": TENTH, "blind9": NINTH, "blind11": ELEVENTH, "blind12": TWELFTH,
-                 "blind13": THIRTEENTH}
+                 "blind13": THIRTEENTH, "blind14": FOURTEENTH, "blind15": FIFTEENTH}
 
 
 @dataclass(frozen=True)

@@ -440,3 +440,33 @@ def test_a_long_qualifier_a_remark_in_brackets_and_a_set_password_still_find_the
 ])
 def test_a_password_set_to_a_kind_of_secret_is_none(text):
     assert redact(text, find_secrets(text, possible=True)) == text
+
+
+# --------------------------------------------------------------------------- codes in other languages
+
+@pytest.mark.parametrize(("text", "value"), [  # seams: ignore[secret-or-debug]
+    ("Kod do furtki na podwórko to 5318, zmieniony w maju.", "5318"),
+    ("A raktár riasztójának kódja 7042, utána zöld gomb.", "7042"),
+    ("Die Alarmanlage im Laden: 6 1 9 4 und dann Enter.", "6194"),
+    ("La caja fuerte de la oficina abre con 22-08-61.", "22-08-61"),
+    ("Код от домофона 3917, не забудь.", "3917"),
+    ("Ο κωδικός της πόρτας είναι 4826.", "4826"),
+    ("倉庫の暗証番号は 5061 です", "5061"),
+    ("도어락 번호는 *7302# 이에요", "7302"),
+    ("দোকানের দরজার কোড ৩৯৫২", "৩৯৫২"),
+    ("Slaptažodis wifi tinklui: 88051234", "88051234"),
+])
+def test_a_code_named_in_another_language_is_redacted(text, value):  # seams: ignore[secret-or-debug]
+    assert value not in redact(text, find_secrets(text, possible=True))
+
+
+@pytest.mark.parametrize("text", [
+    "Mamy spotkanie o 15:30 w sali 204.",
+    "A rendelés száma 4471, holnap jön a futár.",
+    "Der Zug nach Bremen fährt um 7:42 von Gleis 12.",
+    "Ho comprato 3 kg di farina e 12 uova.",
+    "倉庫には 5061 個の箱がある",
+    "We fixed the source code 2024 release and the zip code 90210 label.",
+])
+def test_numbers_without_a_credential_word_in_any_language_are_left(text):
+    assert redact(text, find_secrets(text, possible=True)) == text

@@ -1,8 +1,8 @@
 """Issue 30: the memory gate's red flags read by a classifier fine-tuned on the memory sets.
 
-    python -m training flags oof --final [--root ../train_runs/flags-e5-18]   # the shipped recipe: three models,
+    python -m training flags oof --final [--root ../train_runs/flags-e5-20]   # the shipped recipe: three models,
                                             # each without a third of the labelled sets, then final.pt
-    python -m training flags export [--root ../train_runs/flags-e5-18] [--out seams/models/seams-minilm]
+    python -m training flags export [--root ../train_runs/flags-e5-20] [--out seams/models/seams-minilm]
     python -m training flags oof|train --base minilm --layers 2 --groups 0 --root ../train_runs/flags   # before 2026-12-07
 
 Why: the heads over the cross-encoder's pair features and the base encoder's embedding
@@ -13,7 +13,7 @@ logistic outputs (`poison`, `secret`) over the mean-pooled tokens, missed fewer 
 whole set left out (`bench/memory_finetune_probe.py`, docs/seams.md, "The red-flag classifier").
 
 Data: every labelled text of `bench/memory_head_data.all_items` (the training sets, never the
-test set `bench/data/blind14/`), each shown as the question reads it in the gate
+test set `bench/data/blind16/`), each shown as the question reads it in the gate
 (`shown`: the candidate asked alone, redacted as the gate redacts it). `oof` trains one model per
 labelled set left out and writes that set's logits (`oof-<set>.npz`, resumable a fold at a time;
 a set that joined after `final.pt` was trained is scored by it, as it never saw that set):
@@ -40,7 +40,7 @@ import numpy as np
 
 from . import REPO
 
-DEFAULT_ROOT = REPO.parent / "train_runs" / "flags-e5-18"
+DEFAULT_ROOT = REPO.parent / "train_runs" / "flags-e5-20"
 #: Where the MiniLM classifier shipped until 2026-12-07 was trained (the baseline of
 #: `bench/memory_flag_encoder_probe.py`).
 MINILM_ROOT = REPO.parent / "train_runs" / "flags"
