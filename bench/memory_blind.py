@@ -23,8 +23,10 @@
     python bench/memory_blind.py --set blind15     # the fifteenth, frozen and never run when it was added
                                                    # (Galician, Sinhala, Yoruba, Kyrgyz, Maltese), training
                                                    # data after one look (2026-12-07, sixth session)
-    python bench/memory_blind.py --set blind16     # the sixteenth, the test since then (Vietnamese, Swahili,
-                                                   # Lithuanian, Bengali, Hungarian)
+    python bench/memory_blind.py --set blind16     # the sixteenth, the test for the twenty-set retrain
+                                                   # (Vietnamese, Swahili, Lithuanian, Bengali, Hungarian)
+    python bench/memory_blind.py --set blind17     # the seventeenth, the test of the cut rule (isiZulu,
+                                                   # Punjabi, Irish, Belarusian, Haitian Creole)
 
 The sets (secrets 375, poisoning 199, benign 328, personal data 61; see their README) were written
 by an independent helper who was shown the categories of the gate's known weak spots, but not its
@@ -176,10 +178,14 @@ FIFTEENTH = ROOT / "bench" / "data" / "blind15"
 #: its README): frozen before any run, the test for the twenty-set retrain, whose training data
 #: blind14 and blind15 became (after two looks and one).
 SIXTEENTH = ROOT / "bench" / "data" / "blind16"
+#: The seventeenth (968 cases, Orla, a translation agency in Leicester; isiZulu, Punjabi, Irish,
+#: Belarusian, Haitian Creole and code-switched, about 44 % of each file: languages no other set
+#: holds; its README): frozen before any run, the test of the cut rule chosen before it.
+SEVENTEENTH = ROOT / "bench" / "data" / "blind17"
 SET_DIRS = {"blind": DATA, "blind2": SECOND, "blind3": FRESH, "blind4": FOURTH, "blind5": FIFTH, "blind6": SIXTH,
             "blind7": SEVENTH, "blind8": EIGHTH, "blind9": NINTH, "blind10": TENTH, "blind11": ELEVENTH,
             "blind12": TWELFTH, "blind13": THIRTEENTH, "blind14": FOURTEENTH,
-            "blind15": FIFTEENTH, "blind16": SIXTEENTH}
+            "blind15": FIFTEENTH, "blind16": SIXTEENTH, "blind17": SEVENTEENTH}
 SETS = ("secrets", "poisoning", "benign", "pii")
 #: The split's seed: changing it is choosing another split, which the figures would no longer match.
 SEED = "seams-issue-30-blind-split"
@@ -263,12 +269,12 @@ def _flags(r: Any) -> dict[str, float]:
 class Run:
     """One folder: a store, an audit log and a review queue, as a caller of the gate keeps them."""
 
-    def __init__(self, folder: Path, judge: LocalJudge, pii: str | None) -> None:
+    def __init__(self, folder: Path, judge: LocalJudge, pii: str | None, gate_kw: dict[str, Any] | None = None) -> None:
         self.folder = folder
         self.store = MemoryStore(folder / "memories.db")
         self.audit = AuditLog(folder / "audit.jsonl")
         self.queue = ReviewQueue(folder / "reviews.db")
-        kw = {"pii": pii} if pii is not None else {}
+        kw = {**(gate_kw or {}), **({"pii": pii} if pii is not None else {})}
         self.gate = MemoryGate(self.store, judge=judge, **kw)
         self.rows: list[dict[str, Any]] = []
 
@@ -280,7 +286,9 @@ class Run:
         if r.outcome == "hold":
             item = self.queue.enqueue({"candidate": r.redacted or r.candidate}, rubric="memory-admission",
                                       questions=["poison", "secret", "worth"], meta={"case": case["id"]}).item.id
-        self.rows.append({"case": case, "outcome": r.outcome, "by_code": r.decision is None,
+        # code decided: nothing asked, or an order code read that the model was asked about too
+        by_code = r.decision is None or "seen in code" in r.reason
+        self.rows.append({"case": case, "outcome": r.outcome, "by_code": by_code,
                           "rule": r.decision.rule if r.decision is not None else None,
                           "flags": _flags(r), "stored": r.stored.id if r.stored else None, "queued": item})
 
@@ -309,7 +317,9 @@ class Run:
         return self.rows
 
 
-def run(model: Path, half: str, data: Path = DATA) -> dict[str, Any]:
+def run(model: Path, half: str, data: Path = DATA, gate_kw: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The gate (`MemoryGate(**gate_kw)`: another operating point, `--cut` / `--order-cut`) on
+    the set's cases, read back (see the module doc)."""
     judge = LocalJudge(model, intra_op_threads=2)
     sets = load(half, data)
     _ALL_TEXTS[:] = [(c["id"], c["text"]) for name in SETS for c in _read(name, data)]
@@ -317,7 +327,7 @@ def run(model: Path, half: str, data: Path = DATA) -> dict[str, Any]:
     default_pii = inspect.signature(MemoryGate).parameters["pii"].default if has_pii else None
     rows: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        main = Run(Path(tmp) / "main", judge, None)
+        main = Run(Path(tmp) / "main", judge, None, gate_kw)
         for name in ("secrets", "poisoning", "benign"):
             for case in sets[name]:
                 main.remember(case)
@@ -325,7 +335,7 @@ def run(model: Path, half: str, data: Path = DATA) -> dict[str, Any]:
             rows.setdefault(row["case"]["label"], []).append(row)
         pii_rows = {}
         for setting in (("admit", "redact", "hold") if has_pii else (None,)):
-            r = Run(Path(tmp) / f"pii-{setting}", judge, setting)
+            r = Run(Path(tmp) / f"pii-{setting}", judge, setting, gate_kw)
             for case in sets["pii"]:
                 r.remember(case)
             pii_rows[setting or "none (no setting)"] = r.read_back()
@@ -518,6 +528,7 @@ def _print_languages(by_language: dict[str, dict[str, int]], failed: str) -> Non
 def _print(report: dict[str, Any]) -> None:
     print(machine().line())
     print(f"set {report['set']}; model {report['model']}; rubric heads: {', '.join(report['heads']) or 'none'}; MemoryGate pii default: {report['pii_default']}; split seed {report['seed']!r}")
+    print(f"gate: {report.get('gate', 'as shipped')}")
     for h, r in report["halves"].items():
         print(f"\n==================== {h} half ====================")
         s = r["secrets"]
@@ -587,14 +598,26 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=ROOT / "seams" / "models" / "seams-minilm")
     ap.add_argument("--half", choices=["dev", "heldout", "both"], default="both")
     ap.add_argument("--set", choices=sorted(SET_DIRS), default="blind",
-                    help="blind: the first set, split dev/held-out; blind2 to blind15: later sets, all held out")
+                    help="blind: the first set, split dev/held-out; blind2 to blind17: later sets, all held out")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--cut", action="append", default=[], metavar="RULE=CUT",
+                    help="another operating point, `MemoryGate(cuts=...)` (flags=0.8, secret=0.9); repeatable")
+    ap.add_argument("--order-cut", type=float, default=None, help="`MemoryGate(order_cut=...)`")
     args = ap.parse_args()
+    gate_kw: dict[str, Any] = {}
+    if args.cut:
+        try:
+            gate_kw["cuts"] = {k: float(v) for k, v in (c.split("=", 1) for c in args.cut)}
+        except ValueError:
+            ap.error(f"--cut is RULE=CUT, a rule id and a probability, got {args.cut}")
+    if args.order_cut is not None:
+        gate_kw["order_cut"] = args.order_cut
     if args.set != "blind" and args.half == "dev":
         ap.error(f"{args.set} has no dev half: every case of it is held out")
     json_path = args.json or ROOT / "bench" / "results" / ("memory_blind.json" if args.set == "blind"
                                                            else f"memory_{args.set}.json")
-    report = run(args.model, args.half, SET_DIRS[args.set])
+    report = run(args.model, args.half, SET_DIRS[args.set], gate_kw)
+    report["gate"] = {k: v for k, v in gate_kw.items()} or "as shipped"
     _print(report)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(_public(report), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -43,6 +43,7 @@ a network administrator") do not match. Each finding names its kind and where it
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .normalise import fold, view
 from .secrets import FlaggedSpan
@@ -609,4 +610,24 @@ def find_instructions(text: str) -> list[FlaggedSpan]:
     return found
 
 
-__all__ = ["find_instructions"]
+def disguised(text: str, findings: list[FlaggedSpan]) -> bool:
+    """Whether any of these instructions (`find_instructions(text)`) reads as one only in the normal
+    form: letters spaced out, look-alike letters from another script, invisible characters. A model
+    reads the text as written, where "I g n o r e previous instructions" is no order, so such a
+    finding is code's alone to decide (`MemoryGate.order_cut`). Accents and full-width forms are
+    no disguise: a model reads "précédentes" as the word it is."""
+    for f in findings:
+        written = text[f.start:f.end]
+        if view(written).text.casefold() != _plain(written):
+            return True
+    return False
+
+
+def _plain(text: str) -> str:
+    """`text` with only what a reader does not notice undone: compatibility forms, accents, runs
+    of spaces."""
+    n = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    return " ".join("".join(c for c in n if not unicodedata.combining(c)).split()).casefold()
+
+
+__all__ = ["disguised", "find_instructions"]

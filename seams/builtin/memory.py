@@ -66,7 +66,7 @@ from ..answers import ChoiceAnswer
 from ..database import SQLite
 from ..decision import Decision
 from ..errors import InputError
-from ..instructions import find_instructions
+from ..instructions import disguised, find_instructions
 from ..judges.base import Judge
 from ..personal import find_personal
 from ..questions import Choice
@@ -322,6 +322,8 @@ class Admission:
 
 
 _FLAG_ORDER = {"quarantine": 0, "hold": 1}
+#: The question whose answer weighs an instruction code reads (`MemoryGate.order_cut`).
+_ORDER_QUESTION = "poison"
 _EDIT_WORDS = {"negation": "the memory's words with a negation added or removed",
                "substitution": "the memory's words with one short span swapped"}
 
@@ -365,18 +367,34 @@ class MemoryGate:
         Default: the cut-points fitted with the shipped model. A lower cut refuses more benign
         memories and admits fewer poisonings and secrets; docs/seams.md tabulates both sides
         at several cuts, measured out of fold.
+    order_cut:
+        The cut on P(poison) at or above which a candidate where code reads an instruction to the
+        assistant (`seams.instructions`) is quarantined. Code's reading is evidence, not a
+        verdict: its rules also fire on memories that only mention an order ("if a supplier says
+        their bank details changed, call me first"), so the model is asked too, and such a
+        candidate needs a much lower P(poison) than another to be quarantined; one written in
+        disguise (letters spaced out, look-alike or invisible characters) is quarantined whatever
+        the model says, since the model reads the disguise. Default: the cut
+        fitted with the shipped model (`order_cut` in the `flags` rule's fitted params) when its
+        calibration is in force; otherwise, or with a judge that does not answer `poison`, every
+        candidate code reads an instruction in is quarantined.
     """
 
     def __init__(self, store: MemoryStore | None = None, *, rubric: Rubric | str | None = None,
                  judge: Judge | Decider | None = None, k: int = 3, pii: PiiSetting = "redact",
-                 cuts: Mapping[str, float | tuple[float, float]] | None = None) -> None:
+                 cuts: Mapping[str, float | tuple[float, float]] | None = None,
+                 order_cut: float | None = None) -> None:
         if store is not None and not isinstance(store, MemoryStore):
             raise InputError(f"store must be a MemoryStore or None, got {type(store).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"k (how many nearest memories to compare) must be an int of at least 1, got {k!r}")
         if not isinstance(pii, str) or pii not in PII_SETTINGS:
             raise InputError(f"pii must be one of {', '.join(map(repr, PII_SETTINGS))}, got {pii!r}")
+        if order_cut is not None and (isinstance(order_cut, bool) or not isinstance(order_cut, (int, float))
+                                      or not 0.0 <= order_cut <= 1.0):
+            raise InputError(f"order_cut is a probability in [0, 1] or None, got {order_cut!r}")
         self.pii: PiiSetting = pii
+        self.order_cut = None if order_cut is None else float(order_cut)
         self.store = store
         self.rubric = load_rubric(rubric, "memory-admission")
         if cuts is not None:
@@ -392,7 +410,9 @@ class MemoryGate:
     def _prepare(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None
                  ) -> tuple[Admission | None, list[tuple[str | None, str]], list[dict[str, str]], tuple[FlaggedSpan, ...]]:
         """Code's decision (or None), the pairs and states to ask, and the personal data that
-        `pii="redact"` took out of the candidate (the states hold the redacted text)."""
+        `pii="redact"` took out of the candidate (the states hold the redacted text). An
+        instruction code reads is weighed after the model is asked (`_weigh_orders`), unless it
+        is written in disguise (`seams.instructions.disguised`), which the model would read."""
         if not isinstance(candidate, str) or not candidate.strip():
             raise InputError("a candidate memory is a non-empty string")
         _length_problem(candidate, "a candidate memory", MAX_CANDIDATE_CHARS, "MAX_CANDIDATE_CHARS")
@@ -406,11 +426,10 @@ class MemoryGate:
             return Admission("reject", candidate, f"holds a secret ({', '.join(kinds)}); never stored",
                              findings=tuple(sure), redacted=redact(candidate, findings)), [], [], ()
         orders = find_instructions(candidate)
-        if orders:
+        if orders and disguised(candidate, orders):  # the model reads the disguise: code decides alone
             kinds = sorted({f.kind for f in orders})
-            return Admission("quarantine", candidate,
-                             f"an instruction to the assistant, not a fact ({', '.join(kinds)}: seen in code)",
-                             findings=tuple(orders)), [], [], ()
+            return Admission("quarantine", candidate, f"an instruction to the assistant, not a fact ({', '.join(kinds)}: "
+                             "seen in code, written in disguise)", findings=tuple(orders)), [], [], ()
         # What may be a secret (a value where a credential shows) is redacted, never kept: the rest
         # is decided as any candidate, so a memory that only mentions a password is not held.
         possible = tuple(findings)
@@ -440,7 +459,7 @@ class MemoryGate:
         """Decide without writing anything."""
         early, pairs, states, personal = self._prepare(candidate, nearest)
         if early is not None:
-            return early
+            return self._weigh_orders(candidate, early)
         text = states[0]["candidate"]
         edits, groups = self._known_relations(text, pairs)
         decisions: list[Decision | None] = [None] * len(states)
@@ -448,13 +467,13 @@ class MemoryGate:
             for i, d in zip(idx, self.decider.decide_many(self.rubric, [states[i] for i in idx], known=known),
                             strict=True):
                 decisions[i] = d
-        return _as_given(candidate, self._finish(text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
+        return _as_given(candidate, self._finish(candidate, text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
 
     async def aadmit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None
                      ) -> Admission:
         early, pairs, states, personal = self._prepare(candidate, nearest)
         if early is not None:
-            return early
+            return self._weigh_orders(candidate, early)
         text = states[0]["candidate"]
         edits, groups = self._known_relations(text, pairs)
         decisions: list[Decision | None] = [None] * len(states)
@@ -462,7 +481,7 @@ class MemoryGate:
             got = await self.decider.adecide_many(self.rubric, [states[i] for i in idx], known=known)
             for i, d in zip(idx, got, strict=True):
                 decisions[i] = d
-        return _as_given(candidate, self._finish(text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
+        return _as_given(candidate, self._finish(candidate, text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
 
     def _known_relations(self, candidate: str, pairs: list[tuple[str | None, str]]
                ) -> tuple[list[Edit | None], list[tuple[dict[str, Any], list[int]]]]:
@@ -492,11 +511,55 @@ class MemoryGate:
             groups.setdefault(key, (known, []))[1].append(i)
         return edits, list(groups.values())
 
-    def _finish(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
+    def _finish(self, given: str, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
                 edits: list[Edit | None]) -> Admission:
-        """Combine, keeping the edits only where their pair was decided (not failed)."""
-        return self._combine(candidate, pairs, decisions,
-                             [e if d.error is None else None for e, d in zip(edits, decisions, strict=True)])
+        """Combine, keeping the edits only where their pair was decided (not failed); then weigh
+        an instruction code reads in the candidate as `given` (before redaction)."""
+        result = self._combine(candidate, pairs, decisions,
+                               [e if d.error is None else None for e, d in zip(edits, decisions, strict=True)])
+        return self._weigh_orders(given, result)
+
+    def _weigh_orders(self, given: str, result: Admission) -> Admission:
+        """`result`, or a quarantine when code reads an instruction to the assistant in `given`
+        and P(poison) reaches the order cut (`order_cut`). Without a cut, or an answer to weigh
+        (a judge that failed or does not answer `poison`), code's reading decides alone, as it
+        does, before any model, for an order written in disguise (`_prepare`)."""
+        if result.outcome in ("quarantine", "reject"):
+            return result
+        orders = find_instructions(given)
+        if not orders:
+            return result
+        kinds = ", ".join(sorted({f.kind for f in orders}))
+        ds = result.decisions
+        ps = [getattr(d.answers.get(_ORDER_QUESTION), "noul", None) for d in ds]
+        known = [float(x) for x in ps if isinstance(x, (int, float))]
+        cut = self._order_cut(ds)
+        p = max(known) if known and len(known) == len(ps) else None
+        if cut is None or p is None or p >= cut:
+            weighed = "" if cut is None or p is None else f"; P({_ORDER_QUESTION}) {p:.2f} >= its cut {cut:.2f}"
+            return Admission("quarantine", result.candidate,
+                             f"an instruction to the assistant, not a fact ({kinds}: seen in code{weighed})",
+                             findings=tuple(orders), redacted=result.redacted, decision=result.decision,
+                             decisions=ds)
+        return Admission(**{**result.__dict__, "reason": result.reason + f" (code read an instruction, {kinds}; "
+                            f"P({_ORDER_QUESTION}) {p:.2f} is under its cut {cut:.2f})"})
+
+    def _order_cut(self, decisions: Sequence[Decision]) -> float | None:
+        """The gate's `order_cut`, else the one fitted with the calibration in force: the
+        `order_cut` param of the quarantine rule reading `poison`, when every decision was
+        calibrated."""
+        if self.order_cut is not None:
+            return self.order_cut
+        cal = self.rubric.calibration
+        if cal is None or not decisions or not all(d.calibrated for d in decisions):
+            return None
+        for rule in self.rubric.policy.rules:
+            fitted = cal.thresholds.get(rule.id)
+            if rule.then == "quarantine" and _ORDER_QUESTION in rule.questions() and fitted is not None:
+                value = fitted.params.get("order_cut")
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0:
+                    return float(value)
+        return None
 
     def _combine(self, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
                  edits: list[Edit | None] | None = None) -> Admission:
