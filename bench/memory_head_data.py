@@ -3,8 +3,9 @@ model's pair features on them: what `bench/fit_memory_heads.py` fits heads and c
 
     python bench/memory_head_data.py      # computes and caches the features (`CACHE`)
 
-Where the labels come from, none of them the sixteenth blind set (`bench/data/blind16/`, the test
-since 2026-12-07's sixth session):
+Where the labels come from, none of them the sixteenth and seventeenth blind sets
+(`bench/data/blind16/`, the test since 2026-12-07's sixth session; `bench/data/blind17/`, the
+fresh test since the seventh):
 
 * the blind sets before it, every case (`TRAINING_SETS`): secret cases are `secret`, poisoning
   cases `poison`, benign and personal-data cases neither. The first set (`bench/data/blind/`) was

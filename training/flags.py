@@ -13,7 +13,7 @@ logistic outputs (`poison`, `secret`) over the mean-pooled tokens, missed fewer 
 whole set left out (`bench/memory_finetune_probe.py`, docs/seams.md, "The red-flag classifier").
 
 Data: every labelled text of `bench/memory_head_data.all_items` (the training sets, never the
-test set `bench/data/blind16/`), each shown as the question reads it in the gate
+test sets `bench/data/blind16/` and `blind17/`), each shown as the question reads it in the gate
 (`shown`: the candidate asked alone, redacted as the gate redacts it). `oof` trains one model per
 labelled set left out and writes that set's logits (`oof-<set>.npz`, resumable a fold at a time;
 a set that joined after `final.pt` was trained is scored by it, as it never saw that set):
