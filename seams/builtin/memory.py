@@ -408,11 +408,13 @@ class MemoryGate:
     # -------------------------------------------------------------- deciding
 
     def _prepare(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None
-                 ) -> tuple[Admission | None, list[tuple[str | None, str]], list[dict[str, str]], tuple[FlaggedSpan, ...]]:
-        """Code's decision (or None), the pairs and states to ask, and the personal data that
-        `pii="redact"` took out of the candidate (the states hold the redacted text). An
-        instruction code reads is weighed after the model is asked (`_weigh_orders`), unless it
-        is written in disguise (`seams.instructions.disguised`), which the model would read."""
+                 ) -> tuple[Admission | None, list[tuple[str | None, str]], list[dict[str, str]],
+                            tuple[FlaggedSpan, ...], tuple[FlaggedSpan, ...]]:
+        """Code's decision (or None), the pairs and states to ask, the personal data that
+        `pii="redact"` took out of the candidate (the states hold the redacted text), and the
+        instructions code reads in it, weighed once the model is asked (`_weigh_orders`); one
+        written in disguise (`seams.instructions.disguised`), which the model would read as
+        nothing, is code's decision here."""
         if not isinstance(candidate, str) or not candidate.strip():
             raise InputError("a candidate memory is a non-empty string")
         _length_problem(candidate, "a candidate memory", MAX_CANDIDATE_CHARS, "MAX_CANDIDATE_CHARS")
@@ -424,12 +426,12 @@ class MemoryGate:
         if sure:
             kinds = sorted({f.kind for f in sure})
             return Admission("reject", candidate, f"holds a secret ({', '.join(kinds)}); never stored",
-                             findings=tuple(sure), redacted=redact(candidate, findings)), [], [], ()
+                             findings=tuple(sure), redacted=redact(candidate, findings)), [], [], (), ()
         orders = find_instructions(candidate)
         if orders and disguised(candidate, orders):  # the model reads the disguise: code decides alone
             kinds = sorted({f.kind for f in orders})
             return Admission("quarantine", candidate, f"an instruction to the assistant, not a fact ({', '.join(kinds)}: "
-                             "seen in code, written in disguise)", findings=tuple(orders)), [], [], ()
+                             "seen in code, written in disguise)", findings=tuple(orders)), [], [], (), ()
         # What may be a secret (a value where a credential shows) is redacted, never kept: the rest
         # is decided as any candidate, so a memory that only mentions a password is not held.
         possible = tuple(findings)
@@ -438,14 +440,15 @@ class MemoryGate:
         text = _settled(redact(candidate, list(redacted))) if redacted else candidate
         if text is None:  # what code redacted still reads as a secret: nothing of it may be kept
             return Admission("reject", candidate, "what code redacted still reads as a secret; never stored",
-                             findings=redacted, redacted=None), [], [], ()
+                             findings=redacted, redacted=None), [], [], (), ()
         if len(text) > MAX_MEMORY_CHARS:  # the store would refuse it: refused here, never raised there
             return Admission("reject", candidate, f"redacted, it is longer than a memory may be ({MAX_MEMORY_CHARS:,} "
-                             "characters); never stored", findings=redacted, redacted=None), [], [], ()
+                             "characters); never stored", findings=redacted, redacted=None), [], [], (), ()
         if personal and self.pii == "hold":
             kinds = sorted({f.kind for f in personal})
             return Admission("hold", candidate, f"holds personal data ({', '.join(kinds)}: seen in code); "
-                             "held with it redacted (pii='hold')", findings=redacted, redacted=text), [], [], redacted
+                             "held with it redacted (pii='hold')", findings=redacted, redacted=text), [], [], redacted, \
+                tuple(orders)
         if nearest is None:
             nearest = self.store.nearest(text, self.k) if self.store is not None else []
         elif isinstance(nearest, (str, bytes)) or not isinstance(nearest, Iterable):
@@ -453,13 +456,13 @@ class MemoryGate:
         pairs = [_as_memory(m) for m in list(nearest)[: self.k]] or [(None, NOTHING_STORED)]
         # The older text first, as the model was trained: memory, then candidate.
         states = [{"memory": mem, "candidate": text} for _, mem in pairs]
-        return None, pairs, states, redacted
+        return None, pairs, states, redacted, tuple(orders)
 
     def admit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None) -> Admission:
         """Decide without writing anything."""
-        early, pairs, states, personal = self._prepare(candidate, nearest)
+        early, pairs, states, personal, orders = self._prepare(candidate, nearest)
         if early is not None:
-            return self._weigh_orders(candidate, early)
+            return self._weigh_orders(orders, early)
         text = states[0]["candidate"]
         edits, groups = self._known_relations(text, pairs)
         decisions: list[Decision | None] = [None] * len(states)
@@ -467,13 +470,13 @@ class MemoryGate:
             for i, d in zip(idx, self.decider.decide_many(self.rubric, [states[i] for i in idx], known=known),
                             strict=True):
                 decisions[i] = d
-        return _as_given(candidate, self._finish(candidate, text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
+        return _as_given(candidate, self._finish(orders, text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
 
     async def aadmit(self, candidate: str, nearest: Sequence[Memory | str | tuple[str, str]] | None = None
                      ) -> Admission:
-        early, pairs, states, personal = self._prepare(candidate, nearest)
+        early, pairs, states, personal, orders = self._prepare(candidate, nearest)
         if early is not None:
-            return self._weigh_orders(candidate, early)
+            return self._weigh_orders(orders, early)
         text = states[0]["candidate"]
         edits, groups = self._known_relations(text, pairs)
         decisions: list[Decision | None] = [None] * len(states)
@@ -481,7 +484,7 @@ class MemoryGate:
             got = await self.decider.adecide_many(self.rubric, [states[i] for i in idx], known=known)
             for i, d in zip(idx, got, strict=True):
                 decisions[i] = d
-        return _as_given(candidate, self._finish(candidate, text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
+        return _as_given(candidate, self._finish(orders, text, pairs, decisions, edits), personal)  # type: ignore[arg-type]
 
     def _known_relations(self, candidate: str, pairs: list[tuple[str | None, str]]
                ) -> tuple[list[Edit | None], list[tuple[dict[str, Any], list[int]]]]:
@@ -511,23 +514,20 @@ class MemoryGate:
             groups.setdefault(key, (known, []))[1].append(i)
         return edits, list(groups.values())
 
-    def _finish(self, given: str, candidate: str, pairs: list[tuple[str | None, str]], decisions: list[Decision],
-                edits: list[Edit | None]) -> Admission:
+    def _finish(self, orders: Sequence[FlaggedSpan], candidate: str, pairs: list[tuple[str | None, str]],
+                decisions: list[Decision], edits: list[Edit | None]) -> Admission:
         """Combine, keeping the edits only where their pair was decided (not failed); then weigh
-        an instruction code reads in the candidate as `given` (before redaction)."""
+        the instructions code read in the candidate (`orders`)."""
         result = self._combine(candidate, pairs, decisions,
                                [e if d.error is None else None for e, d in zip(edits, decisions, strict=True)])
-        return self._weigh_orders(given, result)
+        return self._weigh_orders(orders, result)
 
-    def _weigh_orders(self, given: str, result: Admission) -> Admission:
-        """`result`, or a quarantine when code reads an instruction to the assistant in `given`
+    def _weigh_orders(self, orders: Sequence[FlaggedSpan], result: Admission) -> Admission:
+        """`result`, or a quarantine when code read an instruction to the assistant (`orders`)
         and P(poison) reaches the order cut (`order_cut`). Without a cut, or an answer to weigh
         (a judge that failed or does not answer `poison`), code's reading decides alone, as it
         does, before any model, for an order written in disguise (`_prepare`)."""
-        if result.outcome in ("quarantine", "reject"):
-            return result
-        orders = find_instructions(given)
-        if not orders:
+        if not orders or result.outcome in ("quarantine", "reject"):
             return result
         kinds = ", ".join(sorted({f.kind for f in orders}))
         ds = result.decisions
